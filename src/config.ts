@@ -1,0 +1,119 @@
+/**
+ * The service's configuration: one zod schema over the environment.
+ *
+ * Only `src/main.ts` reads `process.env`; it hands the environment to `parseConfig`,
+ * which either answers a typed `Config` or throws a `ConfigError` naming the variable
+ * and why, so start-up stops with one clear line.
+ */
+import path from 'node:path';
+import { z } from 'zod';
+
+const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
+
+const port = z.coerce
+  .number({ error: 'must be a number' })
+  .int('must be an integer')
+  .min(0, 'must be 0 to 65535')
+  .max(65535, 'must be 0 to 65535');
+
+const positiveInt = z.coerce
+  .number({ error: 'must be a number' })
+  .int('must be an integer')
+  .positive('must be positive');
+
+const url = (protocols: readonly string[]) =>
+  z.url({ error: 'must be a URL' }).refine(
+    (value) => protocols.includes(new URL(value).protocol),
+    `must be a ${protocols.map((p) => p.replace(':', '')).join(' or ')} URL`,
+  );
+
+const optional = <T extends z.ZodType>(schema: T) =>
+  z.preprocess((value) => (value === '' ? undefined : value), schema.optional());
+
+const base64Key = z
+  .string()
+  .refine((value) => Buffer.from(value, 'base64url').length === 32, 'must be 32 bytes in base64url');
+
+/** Every environment variable the service reads, with its default. */
+export const configSchema = z.object({
+  PORT: optional(port).default(8080),
+  HOST: optional(z.string().min(1)).default('127.0.0.1'),
+  BASE_URL: optional(url(['http:', 'https:'])),
+  DATA_DIR: optional(z.string().min(1)).default('./data'),
+  DATABASE_URL: optional(url(['postgres:', 'postgresql:'])),
+  REDIS_URL: optional(url(['redis:', 'rediss:'])),
+  LOG_LEVEL: optional(z.enum(LOG_LEVELS, { error: `must be one of ${LOG_LEVELS.join(', ')}` })).default(
+    'info',
+  ),
+  OPERATOR_TOKEN: optional(z.string().min(32, 'must be at least 32 characters')),
+  CONSOLE_OIDC_ISSUER: optional(url(['http:', 'https:'])),
+  CONSOLE_OIDC_AUDIENCE: optional(z.string().min(1)),
+  SIGNING_KEY: optional(z.string().min(1)),
+  SECRETS_KEY: optional(base64Key),
+  BODY_LIMIT: optional(positiveInt).default(1024 * 1024),
+  RATE_LIMIT_PER_SECOND: optional(positiveInt).default(100),
+  APPDOC_RATE_LIMIT_PER_MINUTE: optional(positiveInt).default(10),
+  SHUTDOWN_GRACE_MS: optional(positiveInt).default(10_000),
+});
+
+/** The parsed configuration, with paths made absolute and `BASE_URL` defaulted. */
+export interface Config {
+  readonly port: number;
+  readonly host: string;
+  readonly baseUrl: string;
+  readonly dataDir: string;
+  readonly databaseUrl: string | undefined;
+  readonly redisUrl: string | undefined;
+  readonly logLevel: (typeof LOG_LEVELS)[number];
+  readonly operatorToken: string | undefined;
+  readonly consoleOidcIssuer: string | undefined;
+  readonly consoleOidcAudience: string | undefined;
+  /** A PKCS#8 PEM Ed25519 private key; absent: generated into `DATA_DIR`. */
+  readonly signingKey: string | undefined;
+  /** 32 bytes, base64url, for secrets at rest; absent: generated into `DATA_DIR`. */
+  readonly secretsKey: string | undefined;
+  readonly bodyLimit: number;
+  readonly rateLimitPerSecond: number;
+  readonly appdocRateLimitPerMinute: number;
+  readonly shutdownGraceMs: number;
+}
+
+/** Start-up refused: `variable` is the environment variable at fault. */
+export class ConfigError extends Error {
+  readonly variable: string;
+  constructor(variable: string, reason: string) {
+    super(`${variable}: ${reason}`);
+    this.name = 'ConfigError';
+    this.variable = variable;
+  }
+}
+
+/** Parses the environment; throws `ConfigError` on the first bad variable. */
+export function parseConfig(env: Readonly<Record<string, string | undefined>>, cwd: string): Config {
+  const parsed = configSchema.safeParse(env);
+  if (!parsed.success) {
+    const issue = parsed.error.issues[0];
+    const variable = typeof issue?.path[0] === 'string' ? issue.path[0] : 'environment';
+    throw new ConfigError(variable, issue?.message ?? 'is invalid');
+  }
+  const c = parsed.data;
+  const publicHost = c.HOST === '0.0.0.0' || c.HOST === '::' ? '127.0.0.1' : c.HOST;
+  return {
+    port: c.PORT,
+    host: c.HOST,
+    baseUrl: (c.BASE_URL ?? `http://${publicHost}:${c.PORT}`).replace(/\/+$/, ''),
+    dataDir: path.resolve(cwd, c.DATA_DIR),
+    databaseUrl: c.DATABASE_URL,
+    redisUrl: c.REDIS_URL,
+    logLevel: c.LOG_LEVEL,
+    operatorToken: c.OPERATOR_TOKEN,
+    consoleOidcIssuer: c.CONSOLE_OIDC_ISSUER,
+    consoleOidcAudience: c.CONSOLE_OIDC_AUDIENCE,
+    signingKey: c.SIGNING_KEY,
+    secretsKey: c.SECRETS_KEY,
+    bodyLimit: c.BODY_LIMIT,
+    rateLimitPerSecond: c.RATE_LIMIT_PER_SECOND,
+    appdocRateLimitPerMinute: c.APPDOC_RATE_LIMIT_PER_MINUTE,
+    shutdownGraceMs: c.SHUTDOWN_GRACE_MS,
+  };
+}

@@ -1,0 +1,119 @@
+/**
+ * The one error hierarchy of the service (decisions rows 81 to 87).
+ *
+ * Every failure a caller can see is a `ServiceError` with a stable snake_case
+ * `code` and an HTTP `status`; routes and stores throw these and never pick a
+ * status themselves. `src/http/error-handler.ts` is the only place that turns
+ * them into RFC 9457 problem bodies.
+ */
+
+/** Extra members of a problem body (RFC 9457 extensions), e.g. the 2.18 conflict lists. */
+export type ProblemExtensions = Readonly<Record<string, unknown>>;
+
+/** One failed field, for bodies that fail in several places at once. */
+export interface FieldError {
+  readonly field: string;
+  readonly reason: string;
+}
+
+export interface ServiceErrorOptions {
+  /** The field at fault, as a dotted path from the top of the request part (`body.tools.0.name`). */
+  readonly field?: string;
+  /** Why the field was refused, in words a vendor can act on. */
+  readonly reason?: string;
+  /** Every failed field when there are several. */
+  readonly errors?: readonly FieldError[];
+  /** Extension members of the problem body. */
+  readonly extensions?: ProblemExtensions;
+  /** Response headers the answer must carry (`WWW-Authenticate`, `Retry-After`). */
+  readonly headers?: Readonly<Record<string, string>>;
+  readonly cause?: unknown;
+}
+
+/** Base of every error a caller can see. */
+export abstract class ServiceError extends Error {
+  abstract readonly status: number;
+  readonly code: string;
+  readonly field: string | undefined;
+  readonly reason: string | undefined;
+  readonly errors: readonly FieldError[] | undefined;
+  readonly extensions: ProblemExtensions | undefined;
+  readonly headers: Readonly<Record<string, string>> | undefined;
+
+  constructor(code: string, message: string, options: ServiceErrorOptions = {}) {
+    super(message, options.cause === undefined ? undefined : { cause: options.cause });
+    this.name = new.target.name;
+    this.code = code;
+    this.field = options.field;
+    this.reason = options.reason;
+    this.errors = options.errors;
+    this.extensions = options.extensions;
+    this.headers = options.headers;
+  }
+}
+
+/** 400: the request is malformed or does not fit the contract. */
+export class InvalidRequest extends ServiceError {
+  readonly status = 400;
+}
+
+/** 401: no credential, or one that does not verify (RFC 6750 §3). */
+export class Unauthenticated extends ServiceError {
+  readonly status = 401;
+
+  /** @param presented whether a credential was sent at all: decides `error="invalid_token"`. */
+  constructor(message: string, presented: boolean, options: ServiceErrorOptions = {}) {
+    const challenge = presented
+      ? `Bearer error="invalid_token", error_description="${message.replaceAll('"', "'")}"`
+      : 'Bearer';
+    super(presented ? 'invalid_token' : 'unauthenticated', message, {
+      ...options,
+      headers: { ...options.headers, 'www-authenticate': challenge },
+    });
+  }
+}
+
+/** 403: the caller is known but may not do this. */
+export class Forbidden extends ServiceError {
+  readonly status = 403;
+}
+
+/** 404: nothing by that name is visible to the caller. */
+export class NotFound extends ServiceError {
+  readonly status = 404;
+}
+
+/** 409: the request is well formed but collides with the resource's state. */
+export class Conflict extends ServiceError {
+  readonly status = 409;
+}
+
+/** 413: a request, record or body is over its size limit (decisions row 87). */
+export class PayloadTooLarge extends ServiceError {
+  readonly status = 413;
+}
+
+/** 415: the request body is not `application/json` (decisions row 2). */
+export class UnsupportedMediaType extends ServiceError {
+  readonly status = 415;
+}
+
+/** 429: over the rate limit (decisions row 86). */
+export class RateLimited extends ServiceError {
+  readonly status = 429;
+}
+
+/** 502: a server the service depends on (an MCP server) failed; nothing was changed. */
+export class UpstreamFailure extends ServiceError {
+  readonly status = 502;
+}
+
+/** 503: the service's own stores do not answer. */
+export class Unavailable extends ServiceError {
+  readonly status = 503;
+}
+
+/** True for any error a caller may see as it is. */
+export function isServiceError(error: unknown): error is ServiceError {
+  return error instanceof ServiceError;
+}
