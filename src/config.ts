@@ -23,7 +23,7 @@ const positiveInt = z.coerce
 
 const url = (protocols: readonly string[]) =>
   z.url({ error: 'must be a URL' }).refine(
-    (value) => protocols.includes(new URL(value).protocol),
+    (value) => URL.canParse(value) && protocols.includes(new URL(value).protocol),
     `must be a ${protocols.map((p) => p.replace(':', '')).join(' or ')} URL`,
   );
 

@@ -1,0 +1,52 @@
+import { describe, expect, it } from 'vitest';
+import { ConfigError, parseConfig } from '../src/config.ts';
+
+describe('configuration', () => {
+  it('defaults every variable for the embedded start', () => {
+    const config = parseConfig({}, '/srv/app');
+    expect(config).toMatchObject({
+      port: 8080,
+      host: '127.0.0.1',
+      baseUrl: 'http://127.0.0.1:8080',
+      dataDir: '/srv/app/data',
+      databaseUrl: undefined,
+      redisUrl: undefined,
+      logLevel: 'info',
+      bodyLimit: 1024 * 1024,
+      rateLimitPerSecond: 100,
+      appdocRateLimitPerMinute: 10,
+    });
+  });
+
+  it('treats an empty variable as absent', () => {
+    expect(parseConfig({ DATABASE_URL: '', PORT: '' }, '/').databaseUrl).toBeUndefined();
+  });
+
+  it('takes BASE_URL without its trailing slash', () => {
+    expect(parseConfig({ BASE_URL: 'https://agents.example/' }, '/').baseUrl).toBe(
+      'https://agents.example',
+    );
+  });
+
+  it.each([
+    ['PORT', 'eighty', 'must be a number'],
+    ['PORT', '70000', 'must be 0 to 65535'],
+    ['DATABASE_URL', 'mysql://localhost/x', 'must be a postgres or postgresql URL'],
+    ['REDIS_URL', 'not a url', 'must be a URL'],
+    ['LOG_LEVEL', 'loud', 'must be one of'],
+    ['OPERATOR_TOKEN', 'short', 'at least 32 characters'],
+    ['SECRETS_KEY', 'abc', 'must be 32 bytes'],
+    ['BODY_LIMIT', '-1', 'must be positive'],
+  ])('refuses %s=%s naming the variable', (variable, value, reason) => {
+    let caught: unknown;
+    try {
+      parseConfig({ [variable]: value }, '/');
+    } catch (error) {
+      caught = error;
+    }
+    expect(caught).toBeInstanceOf(ConfigError);
+    expect((caught as ConfigError).variable).toBe(variable);
+    expect((caught as ConfigError).message).toContain(variable);
+    expect((caught as ConfigError).message).toContain(reason);
+  });
+});
