@@ -1,0 +1,64 @@
+/**
+ * Chooses the backends from configuration (see the table in docs/architecture.md):
+ * the control store is SQLite in `DATA_DIR` unless `DATABASE_URL` names PostgreSQL; the
+ * log store lives in Redis Streams when `REDIS_URL` is set, else beside the control store.
+ */
+import type { Clock } from '../clock.ts';
+import type { ControlStore } from './control-store.ts';
+import type { LogStore } from './log-store.ts';
+import { openRedisLogStore } from './redis/store.ts';
+import { openPostgresStores, openSqliteStores, type SqlStores } from './sql/open.ts';
+
+export interface StoreOptions {
+  readonly dataDir: string;
+  readonly databaseUrl: string | undefined;
+  readonly redisUrl: string | undefined;
+  /** 32 bytes that seal secrets at rest. */
+  readonly secretsKey: Buffer;
+  readonly clock: Clock;
+  /** Hears failures a store recovers from by itself (a lost Redis reader connection). */
+  readonly onError?: (error: unknown) => void;
+}
+
+export interface Stores {
+  readonly log: LogStore;
+  readonly control: ControlStore;
+  /** Closes the log store (ending its tails), then the control store. */
+  close(): Promise<void>;
+}
+
+/** Opens the stores the configuration names, applying migrations. */
+export async function openStores(options: StoreOptions): Promise<Stores> {
+  const sql: SqlStores =
+    options.databaseUrl === undefined
+      ? await openSqliteStores({
+          dataDir: options.dataDir,
+          secretsKey: options.secretsKey,
+          clock: options.clock,
+        })
+      : await openPostgresStores({
+          url: options.databaseUrl,
+          secretsKey: options.secretsKey,
+          clock: options.clock,
+        });
+  if (options.redisUrl === undefined) return sql;
+  let log: LogStore;
+  try {
+    // No clock: `at` comes from Redis TIME inside the append script (decisions row 13).
+    log = await openRedisLogStore({
+      url: options.redisUrl,
+      ...(options.onError === undefined ? {} : { onError: options.onError }),
+    });
+  } catch (error) {
+    await sql.close();
+    throw error;
+  }
+  return {
+    log,
+    control: sql.control,
+    close: async () => {
+      await log.close();
+      await sql.close();
+    },
+  };
+}

@@ -1,0 +1,90 @@
+/**
+ * Stream entries to and from records: the ARGV a script takes for a pending record and
+ * the `StoredRecord` an XRANGE or XREAD entry stands for (interface 2.2, 2.3).
+ */
+import type { PendingRecord, StoredRecord } from '../log-store.ts';
+import { cursorOf, FIELD } from './keys.ts';
+
+/** An entry as XRANGE, XREAD and the scripts answer it: id and flat field/value list. */
+export type RawEntry = [id: string, fields: string[]];
+
+/** A parsed entry: the record, and whether it is the stream's archiving record. */
+export interface LogEntry {
+  readonly record: StoredRecord;
+  readonly final: boolean;
+}
+
+/** The ARGV slots of one pending record; the order is the scripts' header. */
+export function recordArgs(record: PendingRecord): string[] {
+  return [
+    record.kind.name,
+    String(record.kind.version),
+    record.producer,
+    nullable(record.to),
+    nullable(record.idem),
+    String(Buffer.byteLength(record.body, 'utf8')),
+    record.body,
+  ];
+}
+
+/** Nullable strings cross into Lua as `-` for null and `+<value>` otherwise. */
+export function nullable(value: string | null): string {
+  return value === null ? '-' : `+${value}`;
+}
+
+/** The landed record of a pending one, minted at `cursor` and `at` on `stream`. */
+export function landed(
+  stream: string,
+  record: PendingRecord,
+  cursor: number,
+  at: number,
+): StoredRecord {
+  return {
+    envelope: {
+      at,
+      cursor,
+      idem: record.idem,
+      kind: { name: record.kind.name, version: record.kind.version },
+      producer: record.producer,
+      size: Buffer.byteLength(record.body, 'utf8'),
+      stream,
+      to: record.to,
+    },
+    body: record.body,
+  };
+}
+
+/** Parses one entry of `stream`; throws when a field the scripts always write is missing. */
+export function parseEntry(stream: string, [id, fields]: RawEntry): LogEntry {
+  const values = new Map<string, string>();
+  for (let i = 0; i + 1 < fields.length; i += 2) {
+    const [field, value] = [fields[i], fields[i + 1]];
+    if (field !== undefined && value !== undefined) values.set(field, value);
+  }
+  const required = (field: string): string => {
+    const value = values.get(field);
+    if (value === undefined) throw new Error(`log entry ${id} of ${stream} has no field ${field}`);
+    return value;
+  };
+  return {
+    record: {
+      envelope: {
+        at: Number(required(FIELD.at)),
+        cursor: cursorOf(id),
+        idem: values.get(FIELD.idem) ?? null,
+        kind: { name: required(FIELD.kindName), version: Number(required(FIELD.kindVersion)) },
+        producer: required(FIELD.producer),
+        size: Number(required(FIELD.size)),
+        stream,
+        to: values.get(FIELD.to) ?? null,
+      },
+      body: required(FIELD.body),
+    },
+    final: values.has(FIELD.final),
+  };
+}
+
+/** Parses a list of entries, in the order given (cursor order for XRANGE and XREAD). */
+export function parseEntries(stream: string, entries: readonly RawEntry[]): LogEntry[] {
+  return entries.map((entry) => parseEntry(stream, entry));
+}

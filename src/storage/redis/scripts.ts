@@ -1,0 +1,116 @@
+/**
+ * The log store's Lua scripts: loading them as ioredis commands, calling them, and
+ * reading their answer codes.
+ *
+ * One script per file in `./scripts`, named `<verb>-<numKeys>.lua` and opening with a
+ * header that lists KEYS, ARGV and the answers. `defineCommand` sends EVALSHA and falls
+ * back to EVAL once when the server does not hold the script yet (after a restart or a
+ * SCRIPT FLUSH), so loading needs no round trip of its own.
+ */
+import { readFileSync } from 'node:fs';
+import type { Redis, Result } from 'ioredis';
+import type { PendingRecord } from '../log-store.ts';
+import type { LogRefusal } from '../outcomes.ts';
+import { recordArgs, type RawEntry } from './entries.ts';
+import type { SessionKeys } from './keys.ts';
+
+declare module 'ioredis' {
+  interface RedisCommander<Context> {
+    /** `scripts/append-3.lua`: see its header. */
+    logAppend(...args: string[]): Result<unknown, Context>;
+    /** `scripts/archive-2.lua`: see its header. */
+    logArchive(...args: string[]): Result<unknown, Context>;
+  }
+}
+
+/** The scripts, read from disk once per process. */
+const SCRIPTS = [
+  { command: 'logAppend', file: 'append-3.lua' },
+  { command: 'logArchive', file: 'archive-2.lua' },
+].map(({ command, file }) => ({
+  command,
+  lua: readFileSync(new URL(`./scripts/${file}`, import.meta.url), 'utf8'),
+  numberOfKeys: numberOfKeys(file),
+}));
+
+function numberOfKeys(file: string): number {
+  const count = /-(\d+)\.lua$/.exec(file)?.[1];
+  if (count === undefined) throw new Error(`script ${file} does not name its number of keys`);
+  return Number(count);
+}
+
+/** What a script did, its numeric code read (the headers list the codes). */
+export type ScriptOutcome =
+  | { readonly code: 'landed'; readonly cursor: number; readonly at: number }
+  | { readonly code: 'replayed'; readonly entries: RawEntry[] }
+  | { readonly code: 'refused'; readonly refusal: LogRefusal };
+
+const REFUSALS: Readonly<Record<number, LogRefusal>> = {
+  [-1]: 'session_archived',
+  [-2]: 'idempotency_conflict',
+};
+
+/** Defines the scripts as commands on a connection. */
+export function defineLogScripts(redis: Redis): void {
+  for (const { command, lua, numberOfKeys } of SCRIPTS) {
+    redis.defineCommand(command, { lua, numberOfKeys });
+  }
+}
+
+/**
+ * Runs `append-3.lua`. `at` stamps a fixed time (a frozen clock in tests); undefined
+ * takes Redis TIME inside the script (decisions row 13).
+ */
+export async function runAppend(
+  redis: Redis,
+  keys: SessionKeys,
+  batch: {
+    readonly key: string | null;
+    readonly fingerprint: string;
+    readonly records: readonly PendingRecord[];
+  },
+  at: number | undefined,
+): Promise<ScriptOutcome> {
+  const reply = await redis.logAppend(
+    keys.meta,
+    keys.log,
+    keys.keys,
+    batch.key === null ? '-' : `+${batch.key}`,
+    batch.fingerprint,
+    at === undefined ? '' : String(at),
+    ...batch.records.flatMap(recordArgs),
+  );
+  return readOutcome(reply);
+}
+
+/** Runs `archive-2.lua`; `at` as for `runAppend`. */
+export async function runArchive(
+  redis: Redis,
+  keys: SessionKeys,
+  record: PendingRecord,
+  at: number | undefined,
+): Promise<ScriptOutcome> {
+  const reply = await redis.logArchive(
+    keys.meta,
+    keys.log,
+    at === undefined ? '' : String(at),
+    ...recordArgs(record),
+  );
+  return readOutcome(reply);
+}
+
+/** Reads a script's answer; throws on a shape no script answers. */
+export function readOutcome(reply: unknown): ScriptOutcome {
+  if (Array.isArray(reply)) {
+    const [code, first, second] = reply as unknown[];
+    if (code === 1 && typeof first === 'number' && typeof second === 'number') {
+      return { code: 'landed', cursor: first, at: second };
+    }
+    if (code === 2 && Array.isArray(first)) {
+      return { code: 'replayed', entries: first as RawEntry[] };
+    }
+    const refusal = typeof code === 'number' ? REFUSALS[code] : undefined;
+    if (refusal !== undefined) return { code: 'refused', refusal };
+  }
+  throw new Error(`log script answered ${JSON.stringify(reply)}, which no script answers`);
+}

@@ -1,0 +1,87 @@
+--[[
+  append-3: lands a batch of records on a session log in one atomic step (interface 2.2,
+  decisions rows 9 and 13). The idempotency check, the archived check, the cursor mint,
+  `at` and the XADD of every record all happen here, so two processes appending to one
+  stream can never interleave, and a batch lands whole or not at all.
+
+  Input:
+    KEYS[1] meta hash: head (last cursor), at (last `at`), archived ("1")
+    KEYS[2] log stream: the record at cursor c is the entry "c-0"
+    KEYS[3] keys hash: idempotency key -> "<first>:<last>:<fingerprint>"
+
+    ARGV[1] the batch's idempotency key as "+<key>", or "-" for a one-off batch
+    ARGV[2] the fingerprint of what was offered under the key
+    ARGV[3] `at` in ms to stamp, or "" to take it from Redis TIME
+    ARGV[4...] 7 slots per record, in batch order: kind name, kind version, producer,
+            to ("+<to>" or "-"), idem ("+<idem>" or "-"), size in bytes, body
+
+  Output:
+    { 1, first, at }  landed: the records hold cursors first, first + 1, ... all at `at`
+    { 2, entries }    replayed: the key already holds this batch; its entries as XRANGE
+    { -1 }            the stream is archived: nothing landed
+    { -2 }            the key holds a batch with another fingerprint: nothing landed
+]]
+
+-- TIME differs between master and replica: scripts must replicate their effects, not
+-- their source. That is the default from Redis 5 (which XADD needs) and the only mode
+-- from Redis 7, where this call is a no-op kept for old servers configured otherwise.
+if redis.replicate_commands then redis.replicate_commands() end
+
+local meta, log, keys = KEYS[1], KEYS[2], KEYS[3]
+
+-- A held key answers first, so a resend lands nothing even on an archived stream.
+local key = ARGV[1]
+if key ~= '-' then
+  key = string.sub(key, 2)
+  local held = redis.call('HGET', keys, key)
+  if held then
+    local first, last, fingerprint = string.match(held, '^(%d+):(%d+):(.*)$')
+    if fingerprint ~= ARGV[2] then return { -2 } end
+    return { 2, redis.call('XRANGE', log, first, last) }
+  end
+end
+
+local state = redis.call('HMGET', meta, 'head', 'at', 'archived')
+if state[3] == '1' then return { -1 } end
+
+local at
+if ARGV[3] == '' then
+  local time = redis.call('TIME')
+  at = tonumber(time[1]) * 1000 + math.floor(tonumber(time[2]) / 1000)
+else
+  at = tonumber(ARGV[3])
+end
+-- `at` never goes back along the cursors, even when the server clock steps back.
+if state[2] and tonumber(state[2]) > at then at = tonumber(state[2]) end
+local stamp = string.format('%.0f', at)
+
+local count = (#ARGV - 3) / 7
+local first = tonumber(state[1] or '0') + 1
+if count > 0 then
+  first = redis.call('HINCRBY', meta, 'head', count) - count + 1
+  redis.call('HSET', meta, 'at', stamp)
+end
+
+for i = 0, count - 1 do
+  local a = 4 + i * 7
+  local fields = { 'a', stamp, 'n', ARGV[a], 'v', ARGV[a + 1], 'p', ARGV[a + 2] }
+  if ARGV[a + 3] ~= '-' then
+    fields[#fields + 1] = 't'
+    fields[#fields + 1] = string.sub(ARGV[a + 3], 2)
+  end
+  if ARGV[a + 4] ~= '-' then
+    fields[#fields + 1] = 'i'
+    fields[#fields + 1] = string.sub(ARGV[a + 4], 2)
+  end
+  fields[#fields + 1] = 's'
+  fields[#fields + 1] = ARGV[a + 5]
+  fields[#fields + 1] = 'b'
+  fields[#fields + 1] = ARGV[a + 6]
+  redis.call('XADD', log, string.format('%.0f-0', first + i), unpack(fields))
+end
+
+if key ~= '-' then
+  redis.call('HSET', keys, key, string.format('%.0f:%.0f:', first, first + count - 1) .. ARGV[2])
+end
+
+return { 1, first, at }

@@ -1,0 +1,232 @@
+/**
+ * The log store on Redis Streams (issue 3, item 2; interface 2.2 to 2.4, 3.1): one Redis
+ * stream per session, every append and archive one Lua script (`scripts/*.lua`), tails
+ * served by one shared blocking reader per instance (`stream-reader.ts`). Key layout and
+ * the cursor-to-id mapping are in `keys.ts`.
+ *
+ * Durability. Redis acknowledges a script once it ran in memory. For an acknowledged
+ * record to survive a Redis restart the deployment must run with the append-only file:
+ * `appendonly yes` with `appendfsync always` (every write is on disk before the reply),
+ * or `appendfsync everysec`, which loses at most the last second of acknowledged records
+ * on a power loss or kernel crash (a crash of the Redis process alone loses nothing). RDB
+ * snapshots alone lose everything since the last snapshot. A replica does not change
+ * this: replication is asynchronous (WAIT only narrows the window). The test server here
+ * runs with `--save "" --appendonly no`: fine for tests, not for keeping sessions.
+ */
+import { Redis } from 'ioredis';
+import type { Clock } from '../../clock.ts';
+import { Unavailable } from '../../errors.ts';
+import type {
+  AppendBatch,
+  AppendResult,
+  LogStore,
+  PendingRecord,
+  ReadRange,
+  StoredRecord,
+  StreamHead,
+  TailOptions,
+} from '../log-store.ts';
+import { refusalError } from '../outcomes.ts';
+import { landed, parseEntries, type LogEntry } from './entries.ts';
+import { checkPrefix, sessionKeys, type SessionKeys } from './keys.ts';
+import { defineLogScripts, runAppend, runArchive } from './scripts.ts';
+import { StreamReader } from './stream-reader.ts';
+import type { Subscription } from './subscription.ts';
+import { tailLog, type TailSource } from './tail.ts';
+
+export interface RedisLogStoreOptions {
+  /** `redis://` or `rediss://` URL of a standalone server (`REDIS_URL`). */
+  readonly url: string;
+  /** Prefix of every key (no braces); `log:` by default. Tests use a random one. */
+  readonly prefix?: string;
+  /** Stamps `at`; absent, `at` is Redis TIME read inside the append script (row 13). */
+  readonly clock?: Clock;
+  /** Connection name prefix, as CLIENT LIST shows it: `<name>:command`, `<name>:reader`. */
+  readonly name?: string;
+  /** Records a tail may have buffered before it falls back to XRANGE; 1024 by default. */
+  readonly tailBuffer?: number;
+  /** Hears failures the store retries by itself (the reader's reads); ignored by default. */
+  readonly onError?: (error: unknown) => void;
+}
+
+/** How long `ping` waits for an answer. */
+const PING_TIMEOUT_MS = 2_000;
+
+/** Opens a Redis log store; rejects when the server does not answer. */
+export async function openRedisLogStore(options: RedisLogStoreOptions): Promise<LogStore> {
+  const name = options.name ?? 'logstore';
+  const prefix = checkPrefix(options.prefix ?? 'log:');
+  const redis = new Redis(options.url, { lazyConnect: true, connectionName: `${name}:command` });
+  redis.on('error', options.onError ?? ignore);
+  try {
+    await redis.connect();
+  } catch (error) {
+    redis.disconnect();
+    throw new Unavailable('store_unavailable', `redis does not answer: ${message(error)}`, {
+      cause: error,
+    });
+  }
+  defineLogScripts(redis);
+  return new RedisLogStore(redis, { ...options, name, prefix });
+}
+
+class RedisLogStore implements LogStore, TailSource {
+  readonly backend = 'redis';
+  readonly #redis: Redis;
+  readonly #prefix: string;
+  readonly #clock: Clock | undefined;
+  readonly #reader: StreamReader;
+  #closed = false;
+
+  constructor(
+    redis: Redis,
+    options: RedisLogStoreOptions & { readonly name: string; readonly prefix: string },
+  ) {
+    this.#redis = redis;
+    this.#prefix = options.prefix;
+    this.#clock = options.clock;
+    this.#reader = new StreamReader({
+      command: redis,
+      // A blocked connection answers nothing else, so it is never the command one. It
+      // does not reconnect by itself: the reader makes a new one (see `#connection`).
+      connect: () =>
+        redis.duplicate({
+          connectionName: `${options.name}:reader`,
+          lazyConnect: false,
+          retryStrategy: () => null,
+        }),
+      logKey: (stream) => this.#keys(stream).log,
+      capacity: options.tailBuffer ?? 1024,
+      onError: options.onError ?? ignore,
+    });
+  }
+
+  get closed(): boolean {
+    return this.#closed;
+  }
+
+  async append(batch: AppendBatch): Promise<AppendResult> {
+    const outcome = await runAppend(
+      this.#redis,
+      this.#keys(batch.stream),
+      batch,
+      this.#clock?.now(),
+    );
+    switch (outcome.code) {
+      case 'landed':
+        return {
+          outcome: 'landed',
+          records: batch.records.map((record, i) =>
+            landed(batch.stream, record, outcome.cursor + i, outcome.at),
+          ),
+        };
+      case 'replayed':
+        return { outcome: 'replayed', records: records(batch.stream, outcome.entries) };
+      case 'refused':
+        throw refusalError(outcome.refusal);
+    }
+  }
+
+  async archive(stream: string, record: PendingRecord): Promise<StoredRecord> {
+    const outcome = await runArchive(this.#redis, this.#keys(stream), record, this.#clock?.now());
+    switch (outcome.code) {
+      case 'landed':
+        return landed(stream, record, outcome.cursor, outcome.at);
+      case 'replayed': {
+        const [final] = records(stream, outcome.entries);
+        if (final === undefined) throw new Error(`archived stream ${stream} has no final record`);
+        return final;
+      }
+      case 'refused':
+        throw refusalError(outcome.refusal);
+    }
+  }
+
+  async read(stream: string, range: ReadRange): Promise<StoredRecord[]> {
+    const entries = await this.range(
+      stream,
+      range.from,
+      range.to ?? Number.POSITIVE_INFINITY,
+      range.limit ?? Number.POSITIVE_INFINITY,
+    );
+    return entries.map((entry) => entry.record);
+  }
+
+  tail(stream: string, options: TailOptions): AsyncIterable<StoredRecord> {
+    return tailLog(this, stream, options);
+  }
+
+  async head(stream: string): Promise<StreamHead | null> {
+    const [head, archived] = await this.#redis.hmget(this.#keys(stream).meta, 'head', 'archived');
+    return head === null ? null : { head: Number(head), archived: archived === '1' };
+  }
+
+  async readByKey(stream: string, key: string): Promise<StoredRecord[] | null> {
+    const keys = this.#keys(stream);
+    const held = await this.#redis.hget(keys.keys, key);
+    const match = held === null ? null : /^(\d+):(\d+):/.exec(held);
+    if (match === null) return null;
+    return records(stream, await this.#redis.xrange(keys.log, match[1] ?? '', match[2] ?? ''));
+  }
+
+  async ping(): Promise<void> {
+    let timer: NodeJS.Timeout | undefined;
+    const timeout = new Promise<never>((_, reject) => {
+      timer = setTimeout(() => {
+        reject(new Error(`no answer within ${PING_TIMEOUT_MS} ms`));
+      }, PING_TIMEOUT_MS);
+    });
+    try {
+      await Promise.race([this.#redis.ping(), timeout]);
+    } catch (error) {
+      throw new Unavailable('store_unavailable', `redis does not answer: ${message(error)}`, {
+        cause: error,
+      });
+    } finally {
+      clearTimeout(timer);
+    }
+  }
+
+  async close(): Promise<void> {
+    if (this.#closed) return;
+    this.#closed = true;
+    await this.#reader.close();
+    await this.#redis.quit().catch(ignore);
+  }
+
+  /** Entries from `from` (inclusive; 0 reads from 1) to `to` (exclusive), at most `limit`. */
+  async range(stream: string, from: number, to: number, limit: number): Promise<LogEntry[]> {
+    const start = Math.max(from, 1);
+    if (to <= start || limit <= 0) return [];
+    const key = this.#keys(stream).log;
+    const end = Number.isFinite(to) ? String(to - 1) : '+';
+    const entries = Number.isFinite(limit)
+      ? await this.#redis.xrange(key, start, end, 'COUNT', limit)
+      : await this.#redis.xrange(key, start, end);
+    return parseEntries(stream, entries);
+  }
+
+  subscribe(stream: string, seen: number): Subscription {
+    return this.#reader.subscribe(stream, seen);
+  }
+
+  unsubscribe(subscription: Subscription): void {
+    this.#reader.unsubscribe(subscription);
+  }
+
+  #keys(stream: string): SessionKeys {
+    return sessionKeys(this.#prefix, stream);
+  }
+}
+
+function records(stream: string, entries: Parameters<typeof parseEntries>[1]): StoredRecord[] {
+  return parseEntries(stream, entries).map((entry) => entry.record);
+}
+
+function message(error: unknown): string {
+  return error instanceof Error ? error.message : String(error);
+}
+
+function ignore(): void {
+  // Failures the store retries need no listener, but ioredis wants one.
+}

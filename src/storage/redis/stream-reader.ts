@@ -1,0 +1,212 @@
+/**
+ * The one blocking reader of a store instance: a dedicated connection runs
+ * `XREAD BLOCK … STREAMS <every tailed stream>` in a loop and fans each entry out in
+ * process to every tail of its stream (issue 3, item 7). A process thus holds one
+ * blocked connection however many tails it serves, and parses each entry once.
+ *
+ * When the set of streams changes, the in-flight XREAD still names the old set. A new
+ * stream must not wait for the block to time out, so the command connection sends
+ * `CLIENT UNBLOCK <reader id>`, which ends the XREAD at once as if it had timed out, and
+ * the loop re-issues it with the new set. The unblock can arrive before the XREAD does
+ * (they travel on two connections), so it is retried until the read in flight names
+ * the current set; the block timeout is only a backstop for a lost race or a silent
+ * connection. A short block timeout alone would cost either latency for new streams or
+ * a stream of empty reads. A stream that loses its last tail is simply left out of the
+ * next XREAD.
+ *
+ * On a Redis Cluster one XREAD cannot name streams of several slots; this reader serves a
+ * standalone server (or a proxy that splits the read), which is what the service runs.
+ */
+import type { Redis } from 'ioredis';
+import { parseEntries, type RawEntry } from './entries.ts';
+import { entryId } from './keys.ts';
+import { Subscription } from './subscription.ts';
+
+/** Backstop for the block; a change of the stream set unblocks at once. */
+const BLOCK_MS = 5_000;
+/** Entries per stream per read: bounds one reply, the loop reads again at once. */
+const READ_COUNT = 500;
+/** Pause after a failed read (server down, reconnecting). */
+const RETRY_MS = 200;
+/** Tries to unblock one read that names an outdated set, 1 ms apart. */
+const UNBLOCK_ATTEMPTS = 200;
+
+interface Watch {
+  readonly stream: string;
+  readonly key: string;
+  /** The last cursor read from this stream; the next XREAD asks for entries after it. */
+  pos: number;
+  readonly subs: Set<Subscription>;
+}
+
+export interface StreamReaderOptions {
+  /** The instance's command connection: it sends CLIENT UNBLOCK. */
+  readonly command: Redis;
+  /**
+   * Makes a dedicated blocking connection that never reconnects by itself (ioredis
+   * `retryStrategy: () => null`); called on the first subscription and after each end.
+   */
+  readonly connect: () => Redis;
+  /** The log key of a stream. */
+  readonly logKey: (stream: string) => string;
+  /** Entries a subscription may buffer before it falls back to XRANGE. */
+  readonly capacity: number;
+  /** Reads that fail are retried; this hears why. */
+  readonly onError: (error: unknown) => void;
+}
+
+/** Multiplexes every tail of a store instance onto one blocking XREAD. */
+export class StreamReader {
+  readonly #options: StreamReaderOptions;
+  readonly #watches = new Map<string, Watch>();
+  #reader: Redis | undefined;
+  #readerId: number | undefined;
+  #loop: Promise<void> | undefined;
+  #idle: (() => void) | undefined;
+  /** Grows with every change of the watched set an in-flight read must see. */
+  #generation = 0;
+  #requests = 0;
+  #inflight: { readonly request: number; readonly generation: number } | undefined;
+  #unblocking = false;
+  #closed = false;
+
+  constructor(options: StreamReaderOptions) {
+    this.#options = options;
+  }
+
+  /**
+   * Joins the fan-out of `stream` for a tail that has seen every record up to `seen`,
+   * which must not be above the stream's head. The subscription receives every entry
+   * above its `start`: `seen` when the stream was not read yet, else where the reader
+   * stands (the tail reads the records between the two itself).
+   */
+  subscribe(stream: string, seen: number): Subscription {
+    if (this.#closed) throw new Error('the log store is closed');
+    let watch = this.#watches.get(stream);
+    if (watch === undefined) {
+      watch = { stream, key: this.#options.logKey(stream), pos: seen, subs: new Set() };
+      this.#watches.set(stream, watch);
+      this.#changed();
+    }
+    const subscription = new Subscription(stream, watch.pos, this.#options.capacity);
+    watch.subs.add(subscription);
+    this.#loop ??= this.#run();
+    return subscription;
+  }
+
+  /** Leaves the fan-out; a stream without subscriptions is no longer read. */
+  unsubscribe(subscription: Subscription): void {
+    const watch = this.#watches.get(subscription.stream);
+    if (watch?.subs.delete(subscription) === true && watch.subs.size === 0) {
+      this.#watches.delete(subscription.stream);
+    }
+  }
+
+  /** Ends every subscription and the blocking connection. */
+  async close(): Promise<void> {
+    this.#closed = true;
+    for (const watch of this.#watches.values()) {
+      for (const subscription of watch.subs) subscription.end();
+    }
+    this.#watches.clear();
+    this.#idle?.();
+    this.#reader?.disconnect();
+    await this.#loop;
+  }
+
+  /**
+   * The blocking connection, made afresh whenever the last one ended. It never reconnects
+   * by itself: ioredis would resend the blocked XREAD on the
+   * new connection, where it holds the connection until it times out and the reader's
+   * new id cannot be learnt meanwhile; and with resending off it drops the read without
+   * settling it (ioredis 6). Ending instead fails the read, and the loop starts over.
+   */
+  #connection(): Redis {
+    if (this.#reader === undefined || this.#reader.status === 'end') {
+      this.#reader = this.#options.connect();
+      this.#reader.on('error', this.#options.onError);
+      this.#readerId = undefined;
+    }
+    return this.#reader;
+  }
+
+  async #run(): Promise<void> {
+    while (!this.#closed) {
+      if (this.#watches.size === 0) {
+        await new Promise<void>((resolve) => (this.#idle = resolve));
+        continue;
+      }
+      try {
+        const reader = this.#connection();
+        this.#readerId ??= await reader.client('ID');
+        const watches = [...this.#watches.values()];
+        this.#inflight = { request: ++this.#requests, generation: this.#generation };
+        const reply = await reader.xread(
+          'COUNT',
+          READ_COUNT,
+          'BLOCK',
+          BLOCK_MS,
+          'STREAMS',
+          ...watches.map((watch) => watch.key),
+          ...watches.map((watch) => entryId(watch.pos)),
+        );
+        this.#inflight = undefined;
+        if (reply !== null) this.#dispatch(watches, reply);
+      } catch (error) {
+        this.#inflight = undefined;
+        // close() disconnects the reader, which fails the read in flight.
+        if (this.#isClosed()) return;
+        this.#options.onError(error);
+        await new Promise((resolve) => setTimeout(resolve, RETRY_MS));
+      }
+    }
+  }
+
+  #dispatch(watches: readonly Watch[], reply: [key: string, items: RawEntry[]][]): void {
+    const byKey = new Map(watches.map((watch) => [watch.key, watch]));
+    for (const [key, items] of reply) {
+      const watch = byKey.get(key);
+      // Left meanwhile (or left and joined again, reading from its own position).
+      if (watch === undefined || this.#watches.get(watch.stream) !== watch) continue;
+      for (const entry of parseEntries(watch.stream, items)) {
+        watch.pos = entry.record.envelope.cursor;
+        for (const subscription of watch.subs) {
+          if (!subscription.push(entry)) watch.subs.delete(subscription);
+        }
+      }
+      if (watch.subs.size === 0) this.#watches.delete(watch.stream);
+    }
+  }
+
+  /** Read through a call: the loop's condition would otherwise narrow it across awaits. */
+  #isClosed(): boolean {
+    return this.#closed;
+  }
+
+  #changed(): void {
+    this.#generation += 1;
+    const idle = this.#idle;
+    this.#idle = undefined;
+    idle?.();
+    void this.#unblock().catch(this.#options.onError);
+  }
+
+  async #unblock(): Promise<void> {
+    if (this.#unblocking) return;
+    this.#unblocking = true;
+    let unblocked: number | undefined;
+    try {
+      for (let attempt = 0; attempt < UNBLOCK_ATTEMPTS; attempt++) {
+        const read = this.#inflight;
+        if (this.#closed || read === undefined || read.generation >= this.#generation) return;
+        if (read.request !== unblocked && this.#readerId !== undefined) {
+          const answer = await this.#options.command.client('UNBLOCK', this.#readerId);
+          if (answer === 1) unblocked = read.request;
+        }
+        await new Promise((resolve) => setTimeout(resolve, 1));
+      }
+    } finally {
+      this.#unblocking = false;
+    }
+  }
+}

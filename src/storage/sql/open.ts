@@ -1,0 +1,160 @@
+/**
+ * Opening the SQL stores: the entry `src/main.ts` wires.
+ *
+ * - Embedded default: `openSqliteStores({ dataDir, secretsKey })` keeps both stores in one
+ *   WAL database file, `<dataDir>/service.sqlite` (or `file`).
+ * - Server: `openPostgresStores({ url, secretsKey })`, each store with its own pool; the
+ *   log store also holds one listening connection for tails.
+ *
+ * Every opener applies the pending migrations first (`migrate.ts`), so a fresh folder or
+ * database is ready when it resolves. Each opened store owns its connections and
+ * releases them on `close()`. The secrets key is the caller's to generate and keep.
+ */
+import { mkdir } from 'node:fs/promises';
+import path from 'node:path';
+import { systemClock, type Clock } from '../../clock.ts';
+import type { ControlStore } from '../control-store.ts';
+import type { LogStore } from '../log-store.ts';
+import type { SqlDriver } from './driver.ts';
+import { migrate } from './migrate.ts';
+import { openPostgresDriver, type PostgresOptions } from './postgres-driver.ts';
+import { listenPostgres, watchSqlite } from './signals.ts';
+import { SqlControlStore } from './sql-control-store.ts';
+import { SqlLogStore } from './sql-log-store.ts';
+import { openSqliteDriver } from './sqlite-driver.ts';
+import { Wakeups } from './wakeups.ts';
+
+export type { PostgresOptions } from './postgres-driver.ts';
+
+/** The database file's name inside the data folder. */
+export const SQLITE_FILE = 'service.sqlite';
+
+export interface SqliteOptions {
+  /** The database file; created with its folder when absent. */
+  readonly file: string;
+  /** Stamps `at`, `created`, `updated` (default: the system clock). */
+  readonly clock?: Clock;
+}
+
+/** Options of a control store: it seals secret values under `secretsKey`. */
+export interface SecretsOption {
+  /** 32 bytes; secret values are sealed under keys derived from it (`secret-box.ts`). */
+  readonly secretsKey: Buffer;
+}
+
+export interface SqlStores {
+  readonly log: LogStore;
+  readonly control: ControlStore;
+  /** Closes both stores. */
+  close(): Promise<void>;
+}
+
+/** Refuses a wrong key before any connection is opened. */
+function checkKey(options: SecretsOption): void {
+  if (options.secretsKey.length !== 32) throw new TypeError('the secrets key must be 32 bytes');
+}
+
+async function ready(driver: SqlDriver, clock: Clock): Promise<SqlDriver> {
+  try {
+    await migrate(driver, clock.now());
+    return driver;
+  } catch (error) {
+    await driver.close();
+    throw error;
+  }
+}
+
+async function sqliteDriver(options: SqliteOptions): Promise<SqlDriver> {
+  await mkdir(path.dirname(path.resolve(options.file)), { recursive: true });
+  return ready(openSqliteDriver(options.file), options.clock ?? systemClock);
+}
+
+/** A log store on a SQLite file. */
+export async function openSqliteLogStore(options: SqliteOptions): Promise<LogStore> {
+  const driver = await sqliteDriver(options);
+  const wakeups = new Wakeups();
+  const signals = watchSqlite(driver, wakeups);
+  return new SqlLogStore({ driver, wakeups, signals, clock: options.clock ?? systemClock });
+}
+
+/** A control store on a SQLite file. */
+export async function openSqliteControlStore(
+  options: SqliteOptions & SecretsOption,
+): Promise<ControlStore> {
+  checkKey(options);
+  const driver = await sqliteDriver(options);
+  return new SqlControlStore({
+    driver,
+    secretsKey: options.secretsKey,
+    clock: options.clock ?? systemClock,
+  });
+}
+
+/** A log store on PostgreSQL. */
+export async function openPostgresLogStore(
+  options: PostgresOptions & { readonly clock?: Clock },
+): Promise<LogStore> {
+  const clock = options.clock ?? systemClock;
+  const driver = await ready(openPostgresDriver(options), clock);
+  const wakeups = new Wakeups();
+  try {
+    const signals = await listenPostgres(options, wakeups);
+    return new SqlLogStore({ driver, wakeups, signals, clock });
+  } catch (error) {
+    await driver.close();
+    throw error;
+  }
+}
+
+/** A control store on PostgreSQL. */
+export async function openPostgresControlStore(
+  options: PostgresOptions & SecretsOption & { readonly clock?: Clock },
+): Promise<ControlStore> {
+  checkKey(options);
+  const clock = options.clock ?? systemClock;
+  const driver = await ready(openPostgresDriver({ ...options, max: options.max ?? 5 }), clock);
+  return new SqlControlStore({ driver, secretsKey: options.secretsKey, clock });
+}
+
+function pair(log: LogStore, control: ControlStore): SqlStores {
+  return {
+    log,
+    control,
+    close: async () => {
+      await Promise.all([log.close(), control.close()]);
+    },
+  };
+}
+
+/** Both stores in one SQLite file: `file`, or `service.sqlite` in `dataDir`. */
+export async function openSqliteStores(
+  options: ({ readonly dataDir: string } | { readonly file: string }) &
+    SecretsOption & { readonly clock?: Clock },
+): Promise<SqlStores> {
+  checkKey(options);
+  const file = 'file' in options ? options.file : path.join(options.dataDir, SQLITE_FILE);
+  const settings = {
+    file,
+    secretsKey: options.secretsKey,
+    ...(options.clock ? { clock: options.clock } : {}),
+  };
+  const log = await openSqliteLogStore(settings);
+  const control = await openSqliteControlStore(settings).catch(async (error: unknown) => {
+    await log.close();
+    throw error;
+  });
+  return pair(log, control);
+}
+
+/** Both stores on one PostgreSQL database (and schema). */
+export async function openPostgresStores(
+  options: PostgresOptions & SecretsOption & { readonly clock?: Clock },
+): Promise<SqlStores> {
+  checkKey(options);
+  const log = await openPostgresLogStore(options);
+  const control = await openPostgresControlStore(options).catch(async (error: unknown) => {
+    await log.close();
+    throw error;
+  });
+  return pair(log, control);
+}

@@ -1,0 +1,151 @@
+/**
+ * The PostgreSQL driver: a `pg` pool behind the `SqlDriver` seam.
+ *
+ * Statements keep the `?` placeholders the stores write and are numbered (`$1`, `$2`, …)
+ * here. Transactions run at READ COMMITTED with explicit row locks (`FOR UPDATE`, or the
+ * lock an UPDATE or ON CONFLICT takes), which is what lets two processes race on one
+ * stream or resource and have exactly one win. A deadlock or serialization failure
+ * between such transactions is retried: the work given to `transaction` only touches
+ * the database.
+ */
+import pg from 'pg';
+import { Unavailable } from '../../errors.ts';
+import type { SqlDialect, SqlDriver, SqlQueryable, SqlRow, SqlValue } from './driver.ts';
+
+export interface PostgresOptions {
+  /** `postgres://user@host:port/database`. */
+  readonly url: string;
+  /**
+   * The schema the tables live in, through `search_path` (absent: the server's default,
+   * usually `public`). Tests give each file its own so parallel runs never meet.
+   */
+  readonly schema?: string;
+  /** Pool size (default 10). */
+  readonly max?: number;
+}
+
+const dialect: SqlDialect = { name: 'postgres', lockRows: ' FOR UPDATE' };
+/** SQLSTATEs worth a retry: serialization_failure, deadlock_detected. */
+const RETRYABLE = new Set(['40001', '40P01']);
+const ATTEMPTS = 5;
+
+/** `?` to `$n`. The stores never put a `?` inside a string literal. */
+function numbered(sql: string): string {
+  let n = 0;
+  return sql.replace(/\?/g, () => `$${++n}`);
+}
+
+/** The connection settings of every client the stores open, pool and listener alike. */
+export function clientConfig(options: PostgresOptions): pg.ClientConfig {
+  const { schema } = options;
+  if (schema !== undefined && !/^[a-z_][a-z0-9_]{0,62}$/.test(schema)) {
+    throw new TypeError(`schema ${schema} is not a plain lower-case identifier`);
+  }
+  return {
+    connectionString: options.url,
+    ...(schema === undefined ? {} : { options: `-c search_path=${schema}` }),
+    application_name: 'agent-session-service',
+  };
+}
+
+/** Errors of reaching the server, as opposed to errors the server answered. */
+function unavailable(error: unknown): unknown {
+  if (error instanceof pg.DatabaseError) return error;
+  if (
+    error instanceof Error &&
+    'code' in error &&
+    typeof error.code === 'string' &&
+    error.code.startsWith('E')
+  ) {
+    return new Unavailable('store_unavailable', `PostgreSQL does not answer (${error.message})`, {
+      cause: error,
+    });
+  }
+  return error;
+}
+
+function retryable(error: unknown): boolean {
+  return error instanceof pg.DatabaseError && error.code !== undefined && RETRYABLE.has(error.code);
+}
+
+async function rows(
+  client: pg.Pool | pg.PoolClient,
+  sql: string,
+  params: readonly SqlValue[],
+): Promise<SqlRow[]> {
+  const result = await client.query<SqlRow>(numbered(sql), [...params]);
+  return result.rows;
+}
+
+/** Opens the pool; connections are made on first use. */
+export function openPostgresDriver(options: PostgresOptions): SqlDriver {
+  const pool = new pg.Pool({ ...clientConfig(options), max: options.max ?? 10 });
+  // An idle client whose server went away: the pool drops it and the next query
+  // connects afresh; without a listener the error would end the process.
+  pool.on('error', () => undefined);
+  let closing: Promise<void> | undefined;
+
+  const transactionOnce = async <T>(work: (tx: SqlQueryable) => Promise<T>): Promise<T> => {
+    const client = await pool.connect().catch((error: unknown) => {
+      throw unavailable(error);
+    });
+    let open = true;
+    const live = (): void => {
+      if (!open) throw new Error('query on a finished transaction');
+    };
+    const tx: SqlQueryable = {
+      query: async (sql, params = []) => {
+        live();
+        return rows(client, sql, params);
+      },
+      exec: async (sql) => {
+        live();
+        await client.query(sql);
+      },
+    };
+    let broken = false;
+    try {
+      await client.query('BEGIN');
+      const result = await work(tx);
+      await client.query('COMMIT');
+      return result;
+    } catch (error) {
+      await client.query('ROLLBACK').catch(() => {
+        broken = true;
+      });
+      throw error;
+    } finally {
+      open = false;
+      client.release(broken);
+    }
+  };
+
+  return {
+    dialect,
+    query: async (sql, params = []) => {
+      try {
+        return await rows(pool, sql, params);
+      } catch (error) {
+        throw unavailable(error);
+      }
+    },
+    exec: async (sql) => {
+      await pool.query(sql).catch((error: unknown) => {
+        throw unavailable(error);
+      });
+    },
+    transaction: async (work) => {
+      for (let attempt = 1; ; attempt++) {
+        try {
+          return await transactionOnce(work);
+        } catch (error) {
+          if (!retryable(error) || attempt >= ATTEMPTS) throw error;
+        }
+      }
+    },
+    close: () => {
+      closing ??= pool.end();
+      return closing;
+    },
+  };
+}

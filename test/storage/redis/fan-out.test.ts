@@ -1,0 +1,162 @@
+/**
+ * The shared tail reader (issue 3, item 7): one blocked connection per store instance
+ * however many tails it serves, prompt delivery on streams that join while it blocks,
+ * bounded buffers that fall back to reading the log, and tails fed by other instances.
+ */
+import { randomBytes, randomUUID } from 'node:crypto';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { LogStore, PendingRecord, StoredRecord } from '../../../src/storage/log-store.ts';
+import { collect, within } from '../../contracts/log-store-fixture.ts';
+import { redisFixture, type RedisFixture } from './redis-fixture.ts';
+
+let fixture: RedisFixture;
+beforeAll(async () => {
+  fixture = await redisFixture();
+});
+afterAll(async () => {
+  await fixture.cleanup();
+});
+
+const record = (text: string): PendingRecord => ({
+  kind: { name: 'message.submitted', version: 1 },
+  producer: 'principal:alice',
+  to: null,
+  idem: null,
+  body: JSON.stringify({ text }),
+});
+
+const append = (store: LogStore, stream: string, count: number) =>
+  store.append({
+    stream,
+    records: Array.from({ length: count }, (_, i) => record(`r${i}`)),
+    key: null,
+    fingerprint: '',
+  });
+
+const cursors = (records: readonly StoredRecord[]) => records.map((r) => r.envelope.cursor);
+const upTo = (n: number) => Array.from({ length: n }, (_, i) => i + 1);
+
+/** The clients CLIENT LIST shows under a connection name, as field maps. */
+async function clientsNamed(name: string): Promise<Map<string, string>[]> {
+  const list = await fixture.admin.client('LIST');
+  if (typeof list !== 'string') throw new Error('CLIENT LIST answered no text');
+  return list
+    .split('\n')
+    .map((line) => new Map(line.split(' ').map((pair) => pair.split('=', 2) as [string, string])))
+    .filter((client) => client.get('name') === name);
+}
+
+/** Polls CLIENT LIST until the instance's reader is blocked in XREAD; answers it. */
+async function blockedReader(name: string): Promise<Map<string, string>[]> {
+  const deadline = Date.now() + 5000;
+  for (;;) {
+    const readers = await clientsNamed(`${name}:reader`);
+    const blocked = readers.some((r) => r.get('cmd') === 'xread' && r.get('flags')?.includes('b'));
+    if (blocked || Date.now() > deadline) return readers;
+    await new Promise((resolve) => setTimeout(resolve, 10));
+  }
+}
+
+describe('redis tails share one blocking reader per instance', () => {
+  it('serves 50 tails of one stream and 10 of others with one blocked XREAD', async () => {
+    const name = `fanout-${randomBytes(4).toString('hex')}`;
+    const store = await fixture.open({ name });
+    const writer = await fixture.open();
+    const stream = `s-${randomUUID()}`;
+    const others = Array.from({ length: 10 }, () => `s-${randomUUID()}`);
+    const tails = Array.from({ length: 50 }, () =>
+      collect(store.tail(stream, { from: 1, to: 21 })),
+    );
+    const otherTails = others.map((other) => collect(store.tail(other, { from: 0, to: 2 })));
+    const readers = await blockedReader(name);
+    expect(readers).toHaveLength(1);
+    expect(readers[0]?.get('cmd')).toBe('xread');
+    expect(readers[0]?.get('flags')).toContain('b');
+    expect(await clientsNamed(`${name}:command`)).toHaveLength(1);
+    await append(writer, stream, 8);
+    await append(writer, stream, 12);
+    await Promise.all(others.map((other) => append(writer, other, 1)));
+    for (const seen of await within(5000, Promise.all(tails), 'the 50 tails')) {
+      expect(cursors(seen)).toEqual(upTo(20));
+    }
+    for (const seen of await within(5000, Promise.all(otherTails), 'the other tails')) {
+      expect(cursors(seen)).toEqual([1]);
+    }
+    expect(await clientsNamed(`${name}:reader`)).toHaveLength(1);
+  });
+
+  it('delivers at once on a stream that joins while the reader blocks on others', async () => {
+    const name = `join-${randomBytes(4).toString('hex')}`;
+    const store = await fixture.open({ name });
+    const writer = await fixture.open();
+    const abort = new AbortController();
+    const idle = collect(store.tail(`s-${randomUUID()}`, { from: 1, signal: abort.signal }));
+    await blockedReader(name);
+    // Each new stream must be read well before the 5 s block would time out.
+    for (let run = 0; run < 5; run++) {
+      const stream = `s-${randomUUID()}`;
+      const tail = collect(store.tail(stream, { from: 1, to: 2 }));
+      await new Promise((resolve) => setTimeout(resolve, 20));
+      const started = Date.now();
+      await append(writer, stream, 1);
+      expect(cursors(await within(5000, tail, 'the joining tail'))).toEqual([1]);
+      expect(Date.now() - started).toBeLessThan(1000);
+    }
+    abort.abort();
+    expect(await within(2000, idle, 'the idle tail')).toEqual([]);
+  });
+
+  it('falls back to reading the log when a slow tail overflows its buffer', async () => {
+    const store = await fixture.open({ tailBuffer: 4 });
+    const writer = await fixture.open();
+    const stream = `s-${randomUUID()}`;
+    const tail = store.tail(stream, { from: 1, to: 302 })[Symbol.asyncIterator]();
+    const first = tail.next();
+    await append(writer, stream, 1);
+    const landed = await within(5000, first, 'the first record');
+    expect(landed.done === true ? undefined : landed.value.envelope.cursor).toBe(1);
+    // Paused at its first record, the tail is subscribed: 300 records overflow its 4 slots.
+    for (let i = 0; i < 30; i++) await append(writer, stream, 10);
+    const seen: number[] = [];
+    for (;;) {
+      const next = await tail.next();
+      if (next.done === true) break;
+      seen.push(next.value.envelope.cursor);
+      // Slow while more lands: it overflows again mid-way.
+      if (seen.length % 50 === 0) {
+        await append(writer, stream, 10);
+        await new Promise((resolve) => setTimeout(resolve, 20));
+      }
+    }
+    expect(seen).toEqual(upTo(301).slice(1));
+  });
+
+  it('keeps its tails going when the reader connection is killed', async () => {
+    const name = `killed-${randomBytes(4).toString('hex')}`;
+    const store = await fixture.open({ name });
+    const writer = await fixture.open();
+    const stream = `s-${randomUUID()}`;
+    const tail = collect(store.tail(stream, { from: 1, to: 4 }));
+    await append(writer, stream, 1);
+    const [reader] = await blockedReader(name);
+    await fixture.admin.client('KILL', 'ID', reader?.get('id') ?? '');
+    await append(writer, stream, 2);
+    expect(cursors(await within(5000, tail, 'the tail after the kill'))).toEqual([1, 2, 3]);
+    const [again] = await blockedReader(name);
+    expect(again?.get('id')).not.toBe(reader?.get('id'));
+  });
+
+  it('follows appends racing from two other instances, each record once in order', async () => {
+    const [tailing, one, two] = [await fixture.open(), await fixture.open(), await fixture.open()];
+    const stream = `s-${randomUUID()}`;
+    const tail = collect(tailing.tail(stream, { from: 1, to: 401 }));
+    await Promise.all(
+      [one, two].map(async (store) => {
+        for (let i = 0; i < 50; i++) await append(store, stream, 4);
+      }),
+    );
+    const seen = await within(10_000, tail, 'the tail');
+    expect(cursors(seen)).toEqual(upTo(400));
+    expect(seen).toEqual(await one.read(stream, { from: 1 }));
+  });
+});
