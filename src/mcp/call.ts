@@ -1,0 +1,53 @@
+/**
+ * The service calling one tool of a linked server (decisions row 89: the service runs MCP
+ * extra tools as `service:mcp`, and lands the `CallToolResult` as the completion's result).
+ *
+ * The model must be able to correct itself (MCP spec, tools: "execution errors"), so a
+ * call the server refuses as a call, an unknown tool or arguments that do not fit its
+ * schema, comes back as an `isError` result. Servers differ here: the SDK's `McpServer`
+ * answers such calls with an `isError` result itself, others answer a JSON-RPC error; both
+ * read the same to the caller. Only a server that cannot be reached, read or authorized
+ * is an exception (`UpstreamFailure`).
+ */
+import { CallToolResultSchema, ErrorCode, McpError } from '@modelcontextprotocol/sdk/types.js';
+import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
+import type { McpAccess } from './session.ts';
+import { withMcpSession } from './session.ts';
+
+/** One call: the tool's name as the server knows it, and its arguments. */
+export interface CallToolOptions extends McpAccess {
+  readonly name: string;
+  readonly args: Readonly<Record<string, unknown>>;
+}
+
+/** JSON-RPC errors a server sends about the call itself, not about the session. */
+const CALL_REFUSALS: ReadonlySet<number> = new Set([
+  ErrorCode.InvalidParams,
+  ErrorCode.MethodNotFound,
+  ErrorCode.InvalidRequest,
+  ErrorCode.InternalError,
+]);
+
+/**
+ * Calls the tool and answers its result.
+ *
+ * @throws AuthorizationRequired when the server answers 401 and the credential cannot be
+ *   refreshed; UpstreamFailure when it cannot be reached, times out or answers unreadably.
+ */
+export async function callTool(options: CallToolOptions): Promise<CallToolResult> {
+  return withMcpSession(options, async ({ client, request }) => {
+    try {
+      const result = await client.callTool(
+        { name: options.name, arguments: { ...options.args } },
+        CallToolResultSchema,
+        request,
+      );
+      return CallToolResultSchema.parse(result);
+    } catch (error) {
+      if (error instanceof McpError && CALL_REFUSALS.has(error.code)) {
+        return { content: [{ type: 'text', text: error.message }], isError: true };
+      }
+      throw error;
+    }
+  });
+}
