@@ -1,0 +1,95 @@
+/**
+ * `buildApp(deps)`: the whole HTTP surface over its ports, never listening. `src/main.ts`
+ * builds the ports and listens; tests call `app.inject()` or listen on port 0.
+ */
+import rateLimit from '@fastify/rate-limit';
+import websocket from '@fastify/websocket';
+import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance } from 'fastify';
+import { serializerCompiler } from 'fastify-type-provider-zod';
+import type { TokenService } from './auth/tokens.ts';
+import type { Clock } from './clock.ts';
+import { RateLimited } from './errors.ts';
+import { installErrorHandling, notFound } from './http/error-handler.ts';
+import { healthRoutes } from './http/health.ts';
+import { installJsonBody } from './http/json-body.ts';
+import { openApiRoute, registerOpenApi } from './http/openapi.ts';
+import { installRequestLog, requestId } from './http/request-log.ts';
+import { validatorCompiler } from './http/validation.ts';
+import { hashCredential } from './auth/key-material.ts';
+import type { ControlStore } from './storage/control-store.ts';
+import type { LogStore } from './storage/log-store.ts';
+
+/** What the app is built from: configuration values and the ports. */
+export interface AppDeps {
+  readonly baseUrl: string;
+  /** Largest request body in bytes (decisions row 87: 1 MiB). */
+  readonly bodyLimit: number;
+  /** Requests per second per credential (decisions row 86: 100). */
+  readonly rateLimitPerSecond: number;
+  /** Proposals per minute per IP (decisions row 86: 10). */
+  readonly appdocRateLimitPerMinute: number;
+  readonly logger: FastifyBaseLogger;
+  readonly logStore: LogStore;
+  readonly controlStore: ControlStore;
+  readonly tokens: TokenService;
+  readonly clock: Clock;
+  /** Aborted when the process stops: open tails end cleanly (issue 2 item 10). */
+  readonly shutdown: AbortSignal;
+}
+
+/** The rate-limit bucket of a request: its credential when it has one, else its address. */
+function rateKey(request: { headers: { authorization?: string | undefined }; ip: string }): string {
+  const credential = request.headers.authorization;
+  return credential === undefined ? `ip:${request.ip}` : `cred:${hashCredential(credential)}`;
+}
+
+/**
+ * Creates the app with every plugin and route registered, not yet ready: a caller may
+ * still register more (tests add probe routes); `buildApp` is the usual entry.
+ */
+export async function createApp(deps: AppDeps): Promise<FastifyInstance> {
+  const app = Fastify({
+    loggerInstance: deps.logger,
+    // One line per request is written by src/http/request-log.ts instead of Fastify's two.
+    logController: new LogController({ disableRequestLogging: true }),
+    genReqId: requestId,
+    bodyLimit: deps.bodyLimit,
+    return503OnClosing: true,
+    // Only documented routes are served: no implicit HEAD twins.
+    exposeHeadRoutes: false,
+    forceCloseConnections: 'idle',
+    routerOptions: { ignoreTrailingSlash: false, maxParamLength: 200 },
+  });
+  app.setValidatorCompiler(validatorCompiler);
+  app.setSerializerCompiler(serializerCompiler);
+  // Decisions row 2: request bodies are application/json only; anything else is 415.
+  installJsonBody(app);
+
+  installErrorHandling(app);
+  installRequestLog(app);
+  await registerOpenApi(app, deps.baseUrl);
+  await app.register(rateLimit, {
+    global: true,
+    max: deps.rateLimitPerSecond,
+    timeWindow: 1000,
+    keyGenerator: rateKey,
+    errorResponseBuilder: (_request, context) =>
+      new RateLimited('rate_limited', `over ${context.max} requests in ${context.after}`, {
+        headers: { 'retry-after': String(Math.ceil(context.ttl / 1000)) },
+      }),
+  });
+  await app.register(websocket, { options: { maxPayload: deps.bodyLimit } });
+  // Unknown routes count against the caller's rate limit too.
+  app.setNotFoundHandler({ preHandler: app.rateLimit() }, notFound);
+
+  healthRoutes(app, { log: deps.logStore, control: deps.controlStore });
+  openApiRoute(app);
+  return app;
+}
+
+/** Builds the app; resolves once every plugin and route is ready. */
+export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
+  const app = await createApp(deps);
+  await app.ready();
+  return app;
+}

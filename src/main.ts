@@ -1,0 +1,104 @@
+/**
+ * The process entry point: reads the environment once, builds the ports, listens, and
+ * shuts down gracefully on SIGTERM and SIGINT. The only file that reads `process.env`
+ * or exits.
+ */
+import { mkdir } from 'node:fs/promises';
+import { buildApp } from './app.ts';
+import { loadKeyMaterial } from './auth/key-material.ts';
+import { TokenService } from './auth/tokens.ts';
+import { systemClock } from './clock.ts';
+import { ConfigError, parseConfig } from './config.ts';
+import { createLogger } from './logger.ts';
+import { openStores } from './storage/open.ts';
+
+async function main(): Promise<void> {
+  let config;
+  try {
+    config = parseConfig(process.env, process.cwd());
+  } catch (error) {
+    if (error instanceof ConfigError) {
+      process.stderr.write(`start-up refused: ${error.message}\n`);
+      process.exit(78); // EX_CONFIG
+    }
+    throw error;
+  }
+
+  const logger = createLogger({ level: config.logLevel });
+  await mkdir(config.dataDir, { recursive: true });
+  const keys = await loadKeyMaterial({
+    dataDir: config.dataDir,
+    signingKeyPem: config.signingKey,
+    secretsKey: config.secretsKey,
+    operatorToken: config.operatorToken,
+  });
+  if (keys.generatedOperatorToken !== undefined) {
+    // Decisions row 73: generated at first start and shown this once; only its hash is kept.
+    process.stderr.write(
+      `\nOperator token (shown once, keep it safe): ${keys.generatedOperatorToken}\n\n`,
+    );
+  }
+
+  const stores = await openStores({
+    dataDir: config.dataDir,
+    databaseUrl: config.databaseUrl,
+    redisUrl: config.redisUrl,
+    secretsKey: keys.secretsKey,
+    clock: systemClock,
+  });
+  const shutdown = new AbortController();
+  const app = await buildApp({
+    baseUrl: config.baseUrl,
+    bodyLimit: config.bodyLimit,
+    rateLimitPerSecond: config.rateLimitPerSecond,
+    appdocRateLimitPerMinute: config.appdocRateLimitPerMinute,
+    logger,
+    logStore: stores.log,
+    controlStore: stores.control,
+    tokens: new TokenService(keys.signing, config.baseUrl, systemClock),
+    clock: systemClock,
+    shutdown: shutdown.signal,
+  });
+
+  let stopping = false;
+  const stop = (signal: NodeJS.Signals): void => {
+    if (stopping) return;
+    stopping = true;
+    logger.info({ signal }, 'shutting down');
+    const force = setTimeout(() => {
+      logger.error({ graceMs: config.shutdownGraceMs }, 'shutdown grace elapsed; exiting');
+      process.exit(1);
+    }, config.shutdownGraceMs);
+    force.unref();
+    // Tails end first (they are requests that never finish by themselves), then the server
+    // stops accepting and drains in-flight requests, then the stores close.
+    shutdown.abort();
+    app
+      .close()
+      .then(() => stores.close())
+      .then(() => {
+        logger.info('stopped');
+        logger.flush();
+        process.exit(0);
+      })
+      .catch((error: unknown) => {
+        logger.error({ err: error }, 'shutdown failed');
+        process.exit(1);
+      });
+  };
+  process.on('SIGTERM', stop);
+  process.on('SIGINT', stop);
+
+  await app.listen({ port: config.port, host: config.host });
+  logger.info(
+    { url: config.baseUrl, log: stores.log.backend, control: stores.control.backend },
+    'listening',
+  );
+}
+
+main().catch((error: unknown) => {
+  process.stderr.write(
+    `start-up failed: ${error instanceof Error ? error.message : String(error)}\n`,
+  );
+  process.exit(1);
+});

@@ -1,0 +1,96 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startTestApp, type TestApp } from '../support/app.ts';
+
+describe('health', () => {
+  let harness: TestApp;
+  beforeAll(async () => {
+    harness = await startTestApp();
+  });
+  afterAll(async () => {
+    await harness.close();
+  });
+
+  it('answers 200 while the stores answer', async () => {
+    const response = await harness.app.inject({ method: 'GET', url: '/health' });
+    expect(response.statusCode).toBe(200);
+    expect(response.json()).toEqual({
+      status: 'ok',
+      checks: {
+        log: { backend: harness.stores.log.backend, status: 'ok' },
+        control: { backend: harness.stores.control.backend, status: 'ok' },
+      },
+    });
+  });
+
+  it('answers 503 naming the failing part once a store stops answering', async () => {
+    const broken = await startTestApp();
+    await broken.stores.log.close();
+    const response = await broken.app.inject({ method: 'GET', url: '/health' });
+    expect(response.statusCode).toBe(503);
+    expect(response.headers['content-type']).toMatch(/^application\/problem\+json/);
+    const body = response.json<Record<string, unknown>>();
+    expect(body).toMatchObject({
+      code: 'unhealthy',
+      checks: { log: { status: 'failing' }, control: { status: 'ok' } },
+    });
+    expect(String(body.message)).toContain('log store');
+    await broken.close();
+  });
+});
+
+describe('rate limits (decisions row 86)', () => {
+  it('answers 429 with Retry-After once a credential passes its limit', async () => {
+    const harness = await startTestApp({ rateLimitPerSecond: 3 });
+    const statuses: number[] = [];
+    let last;
+    for (let i = 0; i < 5; i += 1) {
+      last = await harness.app.inject({
+        method: 'GET',
+        url: '/nowhere',
+        headers: { authorization: 'Bearer same-credential' },
+      });
+      statuses.push(last.statusCode);
+    }
+    expect(statuses).toEqual([404, 404, 404, 429, 429]);
+    expect(last?.headers['retry-after']).toMatch(/^\d+$/);
+    expect(last?.headers['content-type']).toMatch(/^application\/problem\+json/);
+    expect(last?.json()).toMatchObject({ code: 'rate_limited', status: 429 });
+    // Another credential has its own bucket.
+    const other = await harness.app.inject({
+      method: 'GET',
+      url: '/nowhere',
+      headers: { authorization: 'Bearer another-credential' },
+    });
+    expect(other.statusCode).toBe(404);
+    await harness.close();
+  });
+});
+
+describe('logging', () => {
+  it('writes one line per request with its id and never a credential', async () => {
+    const harness = await startTestApp();
+    const secrets = {
+      bearer: 'eyJhbGciOiJFZERTQSJ9.c2VjcmV0LXBheWxvYWQ.c2lnbmF0dXJl',
+      query: 'ik_QUFBQUFBQUFBQUFBQUFBQUFBQUFBQUFBQUFBQUFBQUE',
+      cookie: 'session=very-secret-cookie',
+    };
+    const response = await harness.app.inject({
+      method: 'GET',
+      url: `/health?access_token=${secrets.query}&other=1`,
+      headers: {
+        authorization: `Bearer ${secrets.bearer}`,
+        cookie: secrets.cookie,
+        'x-request-id': 'trace-123',
+      },
+    });
+    expect(response.headers['x-request-id']).toBe('trace-123');
+    harness.deps.logger.info({ token: secrets.bearer, nested: { key: secrets.query } }, 'issued');
+    const text = harness.logs.text();
+    for (const secret of Object.values(secrets)) expect(text).not.toContain(secret);
+    const requests = harness.logs.lines().filter((line) => line.msg === 'request');
+    expect(requests).toHaveLength(1);
+    expect(requests[0]).toMatchObject({ reqId: 'trace-123', method: 'GET', status: 200 });
+    expect(String(requests[0]?.url)).toContain('access_token=%5BRedacted%5D');
+    await harness.close();
+  });
+});

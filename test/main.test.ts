@@ -1,0 +1,98 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { createServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+
+const MAIN = path.resolve(import.meta.dirname, '../src/main.ts');
+const dirs: string[] = [];
+afterAll(async () => {
+  await Promise.all(dirs.map((dir) => rm(dir, { recursive: true, force: true })));
+});
+
+async function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = createServer();
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const address = server.address();
+      server.close(() => {
+        resolve(typeof address === 'object' && address !== null ? address.port : 0);
+      });
+    });
+  });
+}
+
+interface Running {
+  readonly child: ChildProcess;
+  readonly stderr: () => string;
+  readonly exit: Promise<number | null>;
+}
+
+function start(env: Record<string, string>): Running {
+  const child = spawn(process.execPath, ['--disable-warning=ExperimentalWarning', MAIN], {
+    env: { PATH: process.env.PATH ?? '', LOG_LEVEL: 'warn', ...env },
+    stdio: ['ignore', 'ignore', 'pipe'],
+  });
+  let stderr = '';
+  child.stderr.on('data', (chunk: Buffer) => {
+    stderr += chunk.toString();
+  });
+  const exit = new Promise<number | null>((resolve) => {
+    child.once('exit', (code) => {
+      resolve(code);
+    });
+  });
+  return { child, stderr: () => stderr, exit };
+}
+
+async function healthyWithin(url: string, ms: number): Promise<number> {
+  const started = Date.now();
+  for (;;) {
+    try {
+      const response = await fetch(`${url}/health`);
+      if (response.status === 200) return Date.now() - started;
+    } catch {
+      // not listening yet
+    }
+    if (Date.now() - started > ms) throw new Error(`no healthy answer within ${ms} ms`);
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+}
+
+describe('npm start on the embedded default', () => {
+  it('serves /health within 15 s, stops on SIGTERM with 0, and keeps its data across a restart', async () => {
+    const dataDir = await mkdtemp(path.join(tmpdir(), 'main-'));
+    dirs.push(dataDir);
+    const port = await freePort();
+    const env = { PORT: String(port), DATA_DIR: dataDir };
+    const url = `http://127.0.0.1:${port}`;
+
+    const first = start(env);
+    expect(await healthyWithin(url, 15_000)).toBeLessThan(15_000);
+    expect(first.stderr()).toMatch(/Operator token \(shown once, keep it safe\): op_/);
+    const key = await readFile(path.join(dataDir, 'keys', 'signing.pem'), 'utf8');
+    first.child.kill('SIGTERM');
+    expect(await first.exit).toBe(0);
+
+    const second = start(env);
+    await healthyWithin(url, 15_000);
+    expect(second.stderr()).not.toContain('Operator token');
+    expect(await readFile(path.join(dataDir, 'keys', 'signing.pem'), 'utf8')).toBe(key);
+    second.child.kill('SIGINT');
+    expect(await second.exit).toBe(0);
+  }, 45_000);
+
+  it.each([
+    ['PORT', 'eighty'],
+    ['DATABASE_URL', 'mysql://db/x'],
+    ['LOG_LEVEL', 'loud'],
+  ])('refuses to start with a bad %s, naming it', async (variable, value) => {
+    const run = start({ [variable]: value, DATA_DIR: path.join(tmpdir(), 'never-created') });
+    expect(await run.exit).toBe(78);
+    const lines = run.stderr().trim().split('\n');
+    expect(lines).toHaveLength(1);
+    expect(lines[0]).toMatch(new RegExp(`^start-up refused: ${variable}: `));
+  });
+});
