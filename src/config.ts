@@ -22,17 +22,22 @@ const positiveInt = z.coerce
   .positive('must be positive');
 
 const url = (protocols: readonly string[]) =>
-  z.url({ error: 'must be a URL' }).refine(
-    (value) => URL.canParse(value) && protocols.includes(new URL(value).protocol),
-    `must be a ${protocols.map((p) => p.replace(':', '')).join(' or ')} URL`,
-  );
+  z
+    .url({ error: 'must be a URL' })
+    .refine(
+      (value) => URL.canParse(value) && protocols.includes(new URL(value).protocol),
+      `must be a ${protocols.map((p) => p.replace(':', '')).join(' or ')} URL`,
+    );
 
 const optional = <T extends z.ZodType>(schema: T) =>
   z.preprocess((value) => (value === '' ? undefined : value), schema.optional());
 
 const base64Key = z
   .string()
-  .refine((value) => Buffer.from(value, 'base64url').length === 32, 'must be 32 bytes in base64url');
+  .refine(
+    (value) => Buffer.from(value, 'base64url').length === 32,
+    'must be 32 bytes in base64url',
+  );
 
 /** Every environment variable the service reads, with its default. */
 export const configSchema = z.object({
@@ -42,9 +47,9 @@ export const configSchema = z.object({
   DATA_DIR: optional(z.string().min(1)).default('./data'),
   DATABASE_URL: optional(url(['postgres:', 'postgresql:'])),
   REDIS_URL: optional(url(['redis:', 'rediss:'])),
-  LOG_LEVEL: optional(z.enum(LOG_LEVELS, { error: `must be one of ${LOG_LEVELS.join(', ')}` })).default(
-    'info',
-  ),
+  LOG_LEVEL: optional(
+    z.enum(LOG_LEVELS, { error: `must be one of ${LOG_LEVELS.join(', ')}` }),
+  ).default('info'),
   OPERATOR_TOKEN: optional(z.string().min(32, 'must be at least 32 characters')),
   CONSOLE_OIDC_ISSUER: optional(url(['http:', 'https:'])),
   CONSOLE_OIDC_AUDIENCE: optional(z.string().min(1)),
@@ -89,7 +94,10 @@ export class ConfigError extends Error {
 }
 
 /** Parses the environment; throws `ConfigError` on the first bad variable. */
-export function parseConfig(env: Readonly<Record<string, string | undefined>>, cwd: string): Config {
+export function parseConfig(
+  env: Readonly<Record<string, string | undefined>>,
+  cwd: string,
+): Config {
   const parsed = configSchema.safeParse(env);
   if (!parsed.success) {
     const issue = parsed.error.issues[0];

@@ -34,7 +34,7 @@ const SECRET_FIELDS = [
 const SECRET_QUERY = new Set(['access_token', 'token', 'code', 'state', 'poll_secret', 'key']);
 
 const REDACT_PATHS = [
-  ...SECRET_FIELDS.flatMap((field) => [`${field}`, `*.${field}`, `*.*.${field}`]),
+  ...SECRET_FIELDS.flatMap((field) => [field, `*.${field}`, `*.*.${field}`]),
   ...SECRET_FIELDS.map((field) => `req.headers["${field}"]`),
   ...SECRET_FIELDS.map((field) => `res.headers["${field}"]`),
 ];

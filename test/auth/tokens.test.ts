@@ -39,7 +39,11 @@ describe('key material', () => {
     const clock = new ManualClock();
     const before = new TokenService(first.signing, 'http://svc', clock);
     const after = new TokenService(second.signing, 'http://svc', clock);
-    const minted = await before.mint('session', { sub: 'principal:ada', sid: 'a'.repeat(72) }, 3_600_000);
+    const minted = await before.mint(
+      'session',
+      { sub: 'principal:ada', sid: 'a'.repeat(72) },
+      3_600_000,
+    );
     await expect(after.verify(minted.token, 'session')).resolves.toMatchObject({
       sub: 'principal:ada',
       sid: 'a'.repeat(72),
@@ -112,6 +116,8 @@ describe('opaque credentials', () => {
     expect(credentialLookup(key.value, 'ik')).toBe(key.hash);
     expect(credentialLookup(key.value, 'ps')).toBeNull();
     expect(credentialLookup('ik_short', 'ik')).toBeNull();
-    expect(issueCredential('ps', systemEntropy).value).not.toBe(issueCredential('ps', systemEntropy).value);
+    expect(issueCredential('ps', systemEntropy).value).not.toBe(
+      issueCredential('ps', systemEntropy).value,
+    );
   });
 });
