@@ -7,7 +7,7 @@ import websocket from '@fastify/websocket';
 import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance } from 'fastify';
 import { serializerCompiler } from 'fastify-type-provider-zod';
 import type { TokenService } from './auth/tokens.ts';
-import type { Clock } from './clock.ts';
+import type { Clock, Entropy } from './clock.ts';
 import { RateLimited } from './errors.ts';
 import { installErrorHandling, notFound } from './http/error-handler.ts';
 import { healthRoutes } from './http/health.ts';
@@ -33,6 +33,13 @@ export interface AppDeps {
   readonly controlStore: ControlStore;
   readonly tokens: TokenService;
   readonly clock: Clock;
+  /** Randomness for ids, keys and secrets (injected so tests can reproduce ids). */
+  readonly entropy: Entropy;
+  /** SHA-256 of the operator token (decisions row 73). */
+  readonly operatorTokenHash: string;
+  /** The OpenID Connect issuer console ID tokens come from, when one is configured. */
+  readonly consoleOidc:
+    { readonly issuer: string; readonly audience: string | undefined } | undefined;
   /** Aborted when the process stops: open tails end cleanly (issue 2 item 10). */
   readonly shutdown: AbortSignal;
 }
@@ -82,6 +89,7 @@ export async function createApp(deps: AppDeps): Promise<FastifyInstance> {
   // Unknown routes count against the caller's rate limit too.
   app.setNotFoundHandler({ preHandler: app.rateLimit() }, notFound);
 
+  // Routes per audience; each registers its own schemas into the OpenAPI document.
   healthRoutes(app, { log: deps.logStore, control: deps.controlStore });
   openApiRoute(app);
   return app;

@@ -7,7 +7,7 @@ import { mkdir } from 'node:fs/promises';
 import { buildApp } from './app.ts';
 import { loadKeyMaterial } from './auth/key-material.ts';
 import { TokenService } from './auth/tokens.ts';
-import { systemClock } from './clock.ts';
+import { systemClock, systemEntropy } from './clock.ts';
 import { ConfigError, parseConfig } from './config.ts';
 import { createLogger } from './logger.ts';
 import { openStores } from './storage/open.ts';
@@ -57,6 +57,12 @@ async function main(): Promise<void> {
     controlStore: stores.control,
     tokens: new TokenService(keys.signing, config.baseUrl, systemClock),
     clock: systemClock,
+    entropy: systemEntropy,
+    operatorTokenHash: keys.operatorTokenHash,
+    consoleOidc:
+      config.consoleOidcIssuer === undefined
+        ? undefined
+        : { issuer: config.consoleOidcIssuer, audience: config.consoleOidcAudience },
     shutdown: shutdown.signal,
   });
 

@@ -10,7 +10,7 @@ import type { FastifyInstance } from 'fastify';
 import { createApp, type AppDeps } from '../../src/app.ts';
 import { loadKeyMaterial, type KeyMaterial } from '../../src/auth/key-material.ts';
 import { TokenService } from '../../src/auth/tokens.ts';
-import { systemClock, type Clock } from '../../src/clock.ts';
+import { systemClock, systemEntropy, type Clock } from '../../src/clock.ts';
 import { createLogger } from '../../src/logger.ts';
 import { openStores, type Stores } from '../../src/storage/open.ts';
 import { captureLog, type LogCapture } from './log-capture.ts';
@@ -24,6 +24,7 @@ export interface TestAppOptions {
   readonly clock?: Clock;
   readonly databaseUrl?: string;
   readonly redisUrl?: string;
+  readonly consoleOidc?: AppDeps['consoleOidc'];
 }
 
 export interface TestApp {
@@ -67,6 +68,9 @@ export async function startTestApp(options: TestAppOptions = {}): Promise<TestAp
     controlStore: stores.control,
     tokens: new TokenService(keys.signing, 'http://127.0.0.1', clock),
     clock,
+    entropy: systemEntropy,
+    operatorTokenHash: keys.operatorTokenHash,
+    consoleOidc: options.consoleOidc,
     shutdown: shutdown.signal,
   };
   const app = await createApp(deps);
