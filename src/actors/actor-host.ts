@@ -1,0 +1,273 @@
+/**
+ * The virtual actor host (STYLE "src/actors"): actors of any hosted machine, addressed by
+ * (type, id), activated on demand from their persisted snapshot and passivated when idle.
+ *
+ * A command to an actor goes through its id's mailbox, so one actor handles one command
+ * at a time. Delivering a command:
+ *
+ * 1. Read the stored snapshot and its version. A cached actor at that version is reused;
+ *    otherwise (first use, passivated, or another process moved it on) the actor is
+ *    restored from the snapshot, or started fresh at version 0 when none is stored.
+ * 2. Stamp `now` from the injected clock on the command and send it.
+ * 3. Wait for every effect the transition started (`EffectSink`).
+ * 4. Save the persisted snapshot expecting the version read in 1. The store's check makes
+ *    the race between processes safe: of two commits from one version, one fails with
+ *    `Conflict('version_conflict')`; the loser drops its actor, reads the fresh state and
+ *    runs the command again, up to `attempts` times, then answers a `Conflict`.
+ * 5. Answer through the actor type's `answer`.
+ *
+ * A failed effect, an actor that errors, or a store failure drops the actor without
+ * committing and surfaces as a `ServiceError` (the original one if it is already one).
+ * Machines run on an inert XState clock: delayed transitions never fire in the host, and
+ * time reaches machines only as `now` on commands.
+ */
+import {
+  createActor,
+  type AnyActor,
+  type AnyStateMachine,
+  type EmittedFrom,
+  type EventFromLogic,
+  type SnapshotFrom,
+} from 'xstate';
+import type { Clock } from '../clock.ts';
+import { Conflict, isServiceError, Unavailable, type ServiceError } from '../errors.ts';
+import type { ControlStore } from '../storage/control-store.ts';
+import type { ActorType, CommandOf } from './actor-type.ts';
+import { Mailboxes } from './mailbox.ts';
+
+export interface ActorHostOptions {
+  readonly store: ControlStore;
+  /** Stamps `now` on commands and times idleness. */
+  readonly clock: Clock;
+  /** An actor unused this long (ms, by `clock`) is passivated by `sweep()`; default 60 000. */
+  readonly idleMs?: number;
+  /** Calls `sweep()` this often (ms) on a real, unref'd timer; default: never, call it yourself. */
+  readonly sweepEveryMs?: number;
+  /** Attempts of a command whose commit keeps losing the version race; default 5. */
+  readonly attempts?: number;
+}
+
+/** Counters since the host started, for metrics and tests. */
+export interface ActorHostStats {
+  /** Actors held in memory now. */
+  readonly active: number;
+  /** Actors created or restored from a snapshot. */
+  readonly activations: number;
+  /** Snapshots saved. */
+  readonly commits: number;
+  /** Commits lost to another writer of the same actor (each one retried or reported). */
+  readonly conflicts: number;
+  /** Actors passivated by `sweep()`. */
+  readonly passivations: number;
+}
+
+interface Activation {
+  readonly actor: AnyActor;
+  /** The stored version the actor's state was committed at. */
+  version: number;
+  /** `clock.now()` when it last answered a command. */
+  lastUsed: number;
+  /** Effects started by the command under way. */
+  readonly pending: Promise<unknown>[];
+  /** Events emitted by the command under way. */
+  readonly emitted: unknown[];
+}
+
+/** XState timers that never fire: hosted machines get time from `now` alone. */
+const inertClock = { setTimeout: () => 0, clearTimeout: () => undefined };
+
+/** Hosts actors of any `ActorType` over one control store. */
+export class ActorHost {
+  readonly #store: ControlStore;
+  readonly #clock: Clock;
+  readonly #idleMs: number;
+  readonly #attempts: number;
+  readonly #mailboxes = new Mailboxes();
+  readonly #active = new Map<string, Activation>();
+  readonly #timer: NodeJS.Timeout | undefined;
+  #closed = false;
+  readonly #counts = { activations: 0, commits: 0, conflicts: 0, passivations: 0 };
+
+  constructor(options: ActorHostOptions) {
+    this.#store = options.store;
+    this.#clock = options.clock;
+    this.#idleMs = options.idleMs ?? 60_000;
+    this.#attempts = Math.max(1, options.attempts ?? 5);
+    if (options.sweepEveryMs !== undefined) {
+      this.#timer = setInterval(() => void this.sweep(), options.sweepEveryMs);
+      this.#timer.unref();
+    }
+  }
+
+  /**
+   * Delivers `command` to actor `id` of `type` after the commands sent to it before, and
+   * answers once the resulting state is committed.
+   * @throws ServiceError when an effect, the actor or the store fails, or `Conflict`
+   *   (`version_conflict`) when other processes kept moving the actor on.
+   */
+  send<M extends AnyStateMachine, A>(
+    type: ActorType<M, A>,
+    id: string,
+    command: CommandOf<M>,
+  ): Promise<A> {
+    if (this.#closed) {
+      return Promise.reject(new Unavailable('host_closed', 'the actor host is shutting down'));
+    }
+    return this.#mailboxes.run(keyOf(type.type, id), () => this.#deliver(type, id, command));
+  }
+
+  /** True while actor `id` of `type` is held in memory. */
+  isActive(type: ActorType<AnyStateMachine, unknown>, id: string): boolean {
+    return this.#active.has(keyOf(type.type, id));
+  }
+
+  /** Counters since the host started. */
+  stats(): ActorHostStats {
+    return { active: this.#active.size, ...this.#counts };
+  }
+
+  /** Passivates every actor idle for `idleMs` with no command queued; answers how many. */
+  sweep(): number {
+    const now = this.#clock.now();
+    let passivated = 0;
+    for (const [key, activation] of this.#active) {
+      if (!this.#mailboxes.busy(key) && now - activation.lastUsed >= this.#idleMs) {
+        this.#drop(key);
+        passivated += 1;
+        this.#counts.passivations += 1;
+      }
+    }
+    return passivated;
+  }
+
+  /** Refuses new commands, waits for those under way and passivates every actor. */
+  async close(): Promise<void> {
+    this.#closed = true;
+    clearInterval(this.#timer);
+    await this.#mailboxes.drained();
+    for (const key of [...this.#active.keys()]) this.#drop(key);
+  }
+
+  async #deliver<M extends AnyStateMachine, A>(
+    type: ActorType<M, A>,
+    id: string,
+    command: CommandOf<M>,
+  ): Promise<A> {
+    const key = keyOf(type.type, id);
+    for (let attempt = 1; ; attempt += 1) {
+      const activation = await this.#activate(type, id);
+      try {
+        activation.actor.send({ ...command, now: this.#clock.now() } as EventFromLogic<M>);
+        const snapshot = activation.actor.getSnapshot() as { status: string; error?: unknown };
+        if (snapshot.status === 'error') throw failure('actor_failed', snapshot.error);
+        await settle(activation.pending.splice(0));
+        activation.version = await this.#commit(type.type, id, activation);
+        this.#counts.commits += 1;
+      } catch (error) {
+        this.#drop(key);
+        if (!(error instanceof LostRace)) throw failure('actor_failed', error);
+        this.#counts.conflicts += 1;
+        if (attempt < this.#attempts) continue;
+        throw new Conflict(
+          'version_conflict',
+          `${key} changed under each of ${attempt} attempts of this command`,
+          { cause: error.cause },
+        );
+      }
+      const emitted = activation.emitted.splice(0);
+      activation.lastUsed = this.#clock.now();
+      const snapshot = activation.actor.getSnapshot() as SnapshotFrom<M>;
+      return type.answer(snapshot, emitted as EmittedFrom<M>[]);
+    }
+  }
+
+  /** The actor at its latest stored version, reusing the cached one when it is current. */
+  async #activate<M extends AnyStateMachine, A>(
+    type: ActorType<M, A>,
+    id: string,
+  ): Promise<Activation> {
+    const key = keyOf(type.type, id);
+    const record = await this.#store.loadSnapshot(type.type, id).catch((error: unknown) => {
+      throw failure('store_failed', error);
+    });
+    const version = record?.version ?? 0;
+    const cached = this.#active.get(key);
+    if (cached?.version === version) return cached;
+    if (cached !== undefined) this.#drop(key);
+
+    const pending: Promise<unknown>[] = [];
+    const emitted: unknown[] = [];
+    try {
+      const logic = type.logic((work) => {
+        // Marked handled now; the command awaits it (and reports it) after the transition.
+        work.catch(() => undefined);
+        pending.push(work);
+      });
+      const actor = createActor(logic as AnyStateMachine, {
+        clock: inertClock,
+        ...(record === null ? {} : { snapshot: record.snapshot as never }),
+      });
+      actor.on('*', (event) => void emitted.push(event));
+      // An actor that errors reports to its observers; without one XState rethrows later.
+      actor.subscribe({ error: () => undefined });
+      actor.start();
+      const started = actor.getSnapshot() as { status: string; error?: unknown };
+      // A snapshot the machine cannot restore (a state it no longer has) errors on start.
+      if (started.status === 'error') throw started.error;
+      const activation: Activation = {
+        actor,
+        version,
+        lastUsed: this.#clock.now(),
+        pending,
+        emitted,
+      };
+      this.#active.set(key, activation);
+      this.#counts.activations += 1;
+      return activation;
+    } catch (error) {
+      throw failure('actor_failed', error);
+    }
+  }
+
+  async #commit(type: string, id: string, activation: Activation): Promise<number> {
+    const persisted: unknown = activation.actor.getPersistedSnapshot();
+    try {
+      return await this.#store.saveSnapshot(type, id, persisted, activation.version);
+    } catch (error) {
+      // Only the snapshot's own version check is a lost race; an effect's Conflict is its answer.
+      if (error instanceof Conflict && error.code === 'version_conflict') throw new LostRace(error);
+      throw failure('store_failed', error);
+    }
+  }
+
+  #drop(key: string): void {
+    const activation = this.#active.get(key);
+    this.#active.delete(key);
+    activation?.actor.stop();
+  }
+}
+
+function keyOf(type: string, id: string): string {
+  return `${type}/${id}`;
+}
+
+/** The commit found the snapshot moved on by another writer: retry from fresh state. */
+class LostRace extends Error {
+  constructor(cause: Conflict) {
+    super('the snapshot moved on', { cause });
+  }
+}
+
+/** Waits for every effect; the first rejection, in the order they started, fails the command. */
+async function settle(pending: readonly Promise<unknown>[]): Promise<void> {
+  const results = await Promise.allSettled(pending);
+  const failed = results.find((r) => r.status === 'rejected');
+  if (failed !== undefined) throw failure('effect_failed', failed.reason);
+}
+
+/** The error as a caller may see it: a `ServiceError` as it is, anything else as `Unavailable`. */
+function failure(code: string, error: unknown): ServiceError {
+  if (isServiceError(error)) return error;
+  const message = error instanceof Error ? error.message : String(error);
+  return new Unavailable(code, `${code.replaceAll('_', ' ')}: ${message}`, { cause: error });
+}
