@@ -47,6 +47,14 @@ function start(env: Record<string, string>): Running {
   return { child, stderr: () => stderr, exit };
 }
 
+/** Resident memory of a process in MB, from /proc (Linux). */
+async function residentMb(pid: number): Promise<number> {
+  const status = await readFile(`/proc/${pid}/status`, 'utf8');
+  const kb = /^VmRSS:\s+(\d+) kB$/m.exec(status)?.[1];
+  if (kb === undefined) throw new Error(`no VmRSS for process ${pid}`);
+  return Number(kb) / 1024;
+}
+
 async function healthyWithin(url: string, ms: number): Promise<number> {
   const started = Date.now();
   for (;;) {
@@ -73,6 +81,9 @@ describe('npm start on the embedded default', () => {
     expect(await healthyWithin(url, 15_000)).toBeLessThan(15_000);
     expect(first.stderr()).toMatch(/Operator token \(shown once, keep it safe\): op_/);
     const key = await readFile(path.join(dataDir, 'keys', 'signing.pem'), 'utf8');
+    // Issue 3: the embedded service idles under 200 MB of resident memory.
+    await new Promise((resolve) => setTimeout(resolve, 500));
+    expect(await residentMb(first.child.pid ?? 0)).toBeLessThan(200);
     first.child.kill('SIGTERM');
     expect(await first.exit).toBe(0);
 
