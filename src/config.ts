@@ -50,7 +50,16 @@ export const configSchema = z.object({
   LOG_LEVEL: optional(
     z.enum(LOG_LEVELS, { error: `must be one of ${LOG_LEVELS.join(', ')}` }),
   ).default('info'),
-  OPERATOR_TOKEN: optional(z.string().min(32, 'must be at least 32 characters')),
+  OPERATOR_TOKEN: optional(
+    z
+      .string()
+      .min(32, 'must be at least 32 characters')
+      // It travels as `Authorization: Bearer <token>` (RFC 6750 §2.1 b64token).
+      .regex(
+        /^[A-Za-z0-9\-._~+/]+=*$/,
+        'must use only bearer-token characters (A-Z a-z 0-9 - . _ ~ + /)',
+      ),
+  ),
   CONSOLE_OIDC_ISSUER: optional(url(['http:', 'https:'])),
   CONSOLE_OIDC_AUDIENCE: optional(z.string().min(1)),
   SIGNING_KEY: optional(z.string().min(1)),

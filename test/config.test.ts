@@ -35,6 +35,7 @@ describe('configuration', () => {
     ['REDIS_URL', 'not a url', 'must be a URL'],
     ['LOG_LEVEL', 'loud', 'must be one of'],
     ['OPERATOR_TOKEN', 'short', 'at least 32 characters'],
+    ['OPERATOR_TOKEN', 'has spaces in it and is long enough to pass', 'bearer-token characters'],
     ['SECRETS_KEY', 'abc', 'must be 32 bytes'],
     ['BODY_LIMIT', '-1', 'must be positive'],
   ])('refuses %s=%s naming the variable', (variable, value, reason) => {
