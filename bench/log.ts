@@ -75,6 +75,10 @@ interface Latency {
   readonly p50: number;
   readonly p99: number;
   readonly max: number;
+  /** p99 from the append call to its answer: the append queue the tails wait behind. */
+  readonly appendP99: number;
+  /** p99 from the append's answer to delivery (0 when delivered first): the tail path alone. */
+  readonly answeredP99: number;
   readonly delivered: number;
   readonly expected: number;
 }
@@ -84,10 +88,17 @@ async function tailLatency(writer: LogStore, reader: LogStore, streams: number):
   const names = Array.from({ length: streams }, () => `bench-${randomUUID()}`);
   const abort = new AbortController();
   const samples: number[] = [];
+  /** Per stream, by cursor: when the append answered, and every delivery time. */
+  const answered = names.map((): number[] => []);
+  const deliveries = names.map((): number[][] => []);
+  const appendTimes: number[] = [];
   const tails = Array.from({ length: TAILS }, async (_, i) => {
     const stream = names[i % streams] ?? '';
     for await (const record of reader.tail(stream, { from: 1, signal: abort.signal })) {
-      samples.push(performance.now() - sentAt(record.body));
+      const now = performance.now();
+      samples.push(now - sentAt(record.body));
+      const byCursor = deliveries[i % streams];
+      if (byCursor !== undefined) (byCursor[record.envelope.cursor] ??= []).push(now);
     }
   });
   await new Promise((resolve) => setTimeout(resolve, 300));
@@ -99,9 +110,18 @@ async function tailLatency(writer: LogStore, reader: LogStore, streams: number):
   while (performance.now() - started < TAIL_SECONDS * 1000) {
     const due = Math.floor(((performance.now() - started) * TAIL_RATE) / 1000);
     for (; sent < due; sent++) {
-      const stream = names[sent % streams] ?? '';
+      const index = sent % streams;
+      const stream = names[index] ?? '';
+      const called = performance.now();
       appends.push(
-        writer.append({ stream, records: [pendingRecord()], key: null, fingerprint: '' }),
+        writer
+          .append({ stream, records: [pendingRecord()], key: null, fingerprint: '' })
+          .then(({ records }) => {
+            const now = performance.now();
+            appendTimes.push(now - called);
+            const answers = answered[index];
+            for (const r of records) if (answers) answers[r.envelope.cursor] = now;
+          }),
       );
     }
     await new Promise((resolve) => setTimeout(resolve, 1));
@@ -118,7 +138,24 @@ async function tailLatency(writer: LogStore, reader: LogStore, streams: number):
   const sorted = samples.sort((a, b) => a - b);
   const at = (q: number) => sorted[Math.floor(q * (sorted.length - 1))] ?? Number.NaN;
   const loopP99 = loop.percentile(99) / 1e6;
-  return { loopP99, p50: at(0.5), p99: at(0.99), max: at(1), delivered: samples.length, expected };
+  const afterAnswer = deliveries
+    .flatMap((byCursor, index) =>
+      byCursor.flatMap((times, cursor) =>
+        times.map((time) => Math.max(0, time - (answered[index]?.[cursor] ?? time))),
+      ),
+    )
+    .sort((a, b) => a - b);
+  const p99Of = (values: number[]) => values[Math.floor(0.99 * (values.length - 1))] ?? Number.NaN;
+  return {
+    loopP99,
+    p50: at(0.5),
+    p99: at(0.99),
+    max: at(1),
+    appendP99: p99Of(appendTimes.sort((a, b) => a - b)),
+    answeredP99: p99Of(afterAnswer),
+    delivered: samples.length,
+    expected,
+  };
 }
 
 const rate = (n: number) => Math.round(n).toLocaleString('en-US');
@@ -154,6 +191,8 @@ async function measure(backend: Backend, appendRows: string[][], tailRows: strin
       ms(latency.p50),
       ms(latency.p99),
       ms(latency.max),
+      ms(latency.appendP99),
+      ms(latency.answeredP99),
       `${latency.delivered}/${latency.expected}`,
       ms(latency.loopP99),
       `< 10 ms ${latency.p99 < 10 ? 'met' : 'MISSED'}`,
@@ -210,7 +249,18 @@ console.log(
 );
 console.log(
   table(
-    ['backend', 'tails', 'p50 ms', 'p99 ms', 'max ms', 'delivered', 'loop p99', 'target'],
+    [
+      'backend',
+      'tails',
+      'p50 ms',
+      'p99 ms',
+      'max ms',
+      'append p99',
+      'p99 from answer',
+      'delivered',
+      'loop p99',
+      'target',
+    ],
     tailRows,
   ),
 );
@@ -218,6 +268,9 @@ for (const line of skipped) console.log(line);
 console.log(
   `\nraw: redis pipelined XADD, postgres multi-row INSERT, sqlite multi-row INSERT in a transaction`,
 );
+console.log('append p99: from the append call to its answer (the queue the tails wait behind)');
+console.log('p99 from answer: from the append answering to delivery, the tail path without');
+console.log('  the append queue (0 when the record arrived first)');
 console.log("loop p99: the bench process's own event-loop delay meanwhile (stalls, not the store)");
 console.log(`load average at end: ${load()}`);
 console.log(`whole run: ${((performance.now() - began) / 1000).toFixed(1)} s`);

@@ -1,16 +1,18 @@
 /**
- * How a tail learns of appends made through other store instances and processes.
+ * How a store instance learns of appends made through other store instances and processes.
  *
- * An append in this instance wakes its own tails directly (`Wakeups.wake` after commit).
- * The two engines then differ in how they hear of everyone else's:
- * - PostgreSQL: the append transaction runs `pg_notify(channel, stream)`, delivered at
- *   commit; one dedicated client per store LISTENs and wakes the stream's tails. When that
- *   client is lost it reconnects with backoff and wakes every tail, which re-read from
- *   where they are, so a notification missed meanwhile costs nothing. No timer polls.
+ * An append in this instance hands its records to its own fan-out after commit
+ * (`stream-fanout.ts`). The two engines then differ in how they hear of everyone else's:
+ * - PostgreSQL: the append transaction runs `pg_notify(channel, '<head> <stream>')`,
+ *   delivered at commit; one dedicated client per store LISTENs and wakes the stream's
+ *   feed, which skips the read when it already delivered up to `head` (its own appends
+ *   come back this way too). When that client is lost it reconnects with backoff and
+ *   wakes every feed, which re-read from where they are, so a notification missed
+ *   meanwhile costs nothing. No timer polls.
  * - SQLite: the service is the only process on its file, so there is nothing to hear in
  *   normal running. For another process on the same file (a second instance, a tool), a
  *   watch asks `PRAGMA data_version` (which moves when another connection commits) once a
- *   second, and only while some tail is waiting; a change wakes every tail.
+ *   second, and only while some stream is followed; a change wakes every feed.
  */
 import pg from 'pg';
 import { Unavailable } from '../../errors.ts';
@@ -20,8 +22,11 @@ import { clientConfig, type PostgresOptions } from './postgres-driver.ts';
 import type { Wakeups } from './wakeups.ts';
 
 export interface LogSignals {
-  /** Runs inside the append transaction: tells other instances once it commits. */
-  publish(tx: SqlQueryable, stream: string): Promise<void>;
+  /**
+   * Runs inside the append transaction: tells other instances, once it commits, that
+   * `stream` now stands at `head`.
+   */
+  publish(tx: SqlQueryable, stream: string, head: number): Promise<void>;
   close(): Promise<void>;
 }
 
@@ -40,11 +45,11 @@ export function watchSqlite(driver: SqlDriver, wakeups: Wakeups): LogSignals {
       (rows) => {
         const version = rows[0] === undefined ? 0 : int(rows[0], 'data_version');
         // No baseline yet (the first waiting tick): a commit may have slipped in since the
-        // tails last read, so wake them once; after that only a moved version wakes.
+        // feeds last read, so wake them once; after that only a moved version wakes.
         if (version !== seen) wakeups.wakeAll();
         seen = version;
       },
-      // A closed or busy database: the next tick asks again, the tails keep waiting.
+      // A closed or busy database: the next tick asks again, the feeds keep waiting.
       () => undefined,
     );
   }, SQLITE_WATCH_MS);
@@ -56,6 +61,16 @@ export function watchSqlite(driver: SqlDriver, wakeups: Wakeups): LogSignals {
       return Promise.resolve();
     },
   };
+}
+
+/**
+ * Wakes the stream a notification names. A payload without a leading head (another
+ * version of the service) still wakes its stream, which then reads unconditionally.
+ */
+function wake(wakeups: Wakeups, payload: string): void {
+  const match = /^(\d+) ([\s\S]*)$/.exec(payload);
+  if (match?.[1] === undefined || match[2] === undefined) wakeups.wake(payload);
+  else wakeups.wake(match[2], Number(match[1]));
 }
 
 /** LISTEN/NOTIFY for a PostgreSQL store; resolves once the listener is connected. */
@@ -73,7 +88,7 @@ export async function listenPostgres(
   const connect = async (): Promise<void> => {
     const next = new pg.Client(clientConfig(options));
     next.on('notification', (message) => {
-      if (message.payload !== undefined) wakeups.wake(message.payload);
+      if (message.payload !== undefined) wake(wakeups, message.payload);
     });
     next.on('error', () => {
       lost(next);
@@ -124,8 +139,8 @@ export async function listenPostgres(
     });
   }
   return {
-    publish: async (tx, stream) => {
-      await tx.query('SELECT pg_notify(?, ?)', [channel, stream]);
+    publish: async (tx, stream, head) => {
+      await tx.query('SELECT pg_notify(?, ?)', [channel, `${head} ${stream}`]);
     },
     close: async () => {
       closed = true;

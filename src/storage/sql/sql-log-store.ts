@@ -25,21 +25,13 @@ import type {
   StreamHead,
   TailOptions,
 } from '../log-store.ts';
-import {
-  int,
-  text,
-  textOrNull,
-  valuesList,
-  type SqlDriver,
-  type SqlQueryable,
-  type SqlRow,
-} from './driver.ts';
+import { int, text, valuesList, type SqlDriver, type SqlQueryable } from './driver.ts';
+import { COLUMNS, readPage, readRange } from './log-reads.ts';
 import type { LogSignals } from './signals.ts';
-import { follow } from './tail.ts';
+import { StreamFanout } from './stream-fanout.ts';
+import { follow, type TailSource } from './tail.ts';
 import type { Wakeups } from './wakeups.ts';
 
-const COLUMNS =
-  'stream, cursor, at, kind_name, kind_version, producer, addressed_to, idem, size, body';
 /** Rows per INSERT: 100 records (the request bound, decisions row 87) in one statement. */
 const INSERT_CHUNK = 100;
 
@@ -49,33 +41,19 @@ interface StreamRow {
   readonly lastAt: number;
 }
 
-function toStored(row: SqlRow): StoredRecord {
-  return {
-    envelope: {
-      at: int(row, 'at'),
-      cursor: int(row, 'cursor'),
-      idem: textOrNull(row, 'idem'),
-      kind: { name: text(row, 'kind_name'), version: int(row, 'kind_version') },
-      producer: text(row, 'producer'),
-      size: int(row, 'size'),
-      stream: text(row, 'stream'),
-      to: textOrNull(row, 'addressed_to'),
-    },
-    body: text(row, 'body'),
-  };
-}
-
 export interface SqlLogStoreParts {
   readonly driver: SqlDriver;
   readonly wakeups: Wakeups;
   readonly signals: LogSignals;
   readonly clock: Clock;
+  /** Records a tail may have buffered before it reads the log itself; 1024 by default. */
+  readonly tailBuffer?: number;
 }
 
 export class SqlLogStore implements LogStore {
   readonly backend: string;
   readonly #driver: SqlDriver;
-  readonly #wakeups: Wakeups;
+  readonly #fanout: StreamFanout;
   readonly #signals: LogSignals;
   readonly #clock: Clock;
   readonly #closed = new AbortController();
@@ -84,8 +62,13 @@ export class SqlLogStore implements LogStore {
   constructor(parts: SqlLogStoreParts) {
     this.backend = parts.driver.dialect.name;
     this.#driver = parts.driver;
-    this.#wakeups = parts.wakeups;
     this.#signals = parts.signals;
+    // Tails share one reader per stream (issue 3, item 7): see `stream-fanout.ts`.
+    this.#fanout = new StreamFanout({
+      wakeups: parts.wakeups,
+      read: (stream, from, limit) => readPage(this.#driver, stream, from, undefined, limit),
+      capacity: parts.tailBuffer ?? 1024,
+    });
     this.#clock = parts.clock;
   }
 
@@ -105,7 +88,7 @@ export class SqlLogStore implements LogStore {
             throw refusalError('idempotency_conflict');
           }
           const range = { from: int(held, 'first_cursor'), to: int(held, 'last_cursor') + 1 };
-          return { outcome: 'replayed', records: await this.#read(tx, batch.stream, range) };
+          return { outcome: 'replayed', records: await readRange(tx, batch.stream, range) };
         }
       }
       if (state.final !== null) throw refusalError('session_archived');
@@ -118,7 +101,8 @@ export class SqlLogStore implements LogStore {
       }
       return { outcome: 'landed', records };
     });
-    if (result.outcome === 'landed') this.#wakeups.wake(batch.stream);
+    // After commit, in cursor order: the fan-out hands them to this instance's tails.
+    if (result.outcome === 'landed') this.#fanout.offer(batch.stream, result.records, false);
     return result;
   }
 
@@ -126,7 +110,7 @@ export class SqlLogStore implements LogStore {
     const { final, landed } = await this.#driver.transaction(async (tx) => {
       const state = await this.#lock(tx, stream);
       if (state.final !== null) {
-        const [existing] = await this.#read(tx, stream, { from: state.final, to: state.final + 1 });
+        const [existing] = await readRange(tx, stream, { from: state.final, to: state.final + 1 });
         if (existing === undefined) throw new Error(`stream ${stream} lost its final record`);
         return { final: existing, landed: false };
       }
@@ -134,19 +118,18 @@ export class SqlLogStore implements LogStore {
       if (archived === undefined) throw new Error('the archiving record did not land');
       return { final: archived, landed: true };
     });
-    if (landed) this.#wakeups.wake(stream);
+    if (landed) this.#fanout.offer(stream, [final], true);
     return final;
   }
 
   read(stream: string, range: ReadRange): Promise<StoredRecord[]> {
-    return this.#read(this.#driver, stream, range);
+    return readRange(this.#driver, stream, range);
   }
 
   tail(stream: string, options: TailOptions): AsyncIterable<StoredRecord> {
-    const source = {
-      read: (name: string, range: ReadRange) => this.read(name, range),
-      head: (name: string) => this.head(name),
-      wakeups: this.#wakeups,
+    const source: TailSource = {
+      page: (name, from, to, limit) => readPage(this.#driver, name, from, to, limit),
+      fanout: this.#fanout,
       closed: this.#closed.signal,
     };
     return follow(source, stream, options);
@@ -168,7 +151,7 @@ export class SqlLogStore implements LogStore {
       [stream, key],
     );
     if (held === undefined) return null;
-    return this.#read(this.#driver, stream, {
+    return readRange(this.#driver, stream, {
       from: int(held, 'first_cursor'),
       to: int(held, 'last_cursor') + 1,
     });
@@ -181,6 +164,7 @@ export class SqlLogStore implements LogStore {
   close(): Promise<void> {
     this.#closing ??= (async () => {
       this.#closed.abort();
+      this.#fanout.close();
       await this.#signals.close();
       await this.#driver.close();
     })();
@@ -258,23 +242,7 @@ export class SqlLogStore implements LogStore {
         params,
       );
     }
-    await this.#signals.publish(tx, stream);
+    await this.#signals.publish(tx, stream, head);
     return records;
-  }
-
-  async #read(on: SqlQueryable, stream: string, range: ReadRange): Promise<StoredRecord[]> {
-    if (range.limit !== undefined && range.limit <= 0) return [];
-    const params: (string | number)[] = [stream, Math.max(1, range.from)];
-    let sql = `SELECT ${COLUMNS} FROM records WHERE stream = ? AND cursor >= ?`;
-    if (range.to !== undefined) {
-      sql += ' AND cursor < ?';
-      params.push(range.to);
-    }
-    sql += ' ORDER BY cursor';
-    if (range.limit !== undefined) {
-      sql += ' LIMIT ?';
-      params.push(range.limit);
-    }
-    return (await on.query(sql, params)).map(toStored);
   }
 }

@@ -1,13 +1,21 @@
 /**
- * A tail over a SQL log store (interface 4.2; decisions row 68): read a page, yield it,
- * and once caught up wait for a wake-up instead of asking again.
+ * A tail over a SQL log store (interface 4.2; decisions row 68; issue 3, item 7): it
+ * catches up by reading pages from its `from`, then joins the instance's fan-out
+ * (`stream-fanout.ts`) and yields every record once, in cursor order, until the
+ * archiving record, `to`, an abort or the store's close, returning cleanly in each case.
  *
- * Pages are bounded, so a tail of a long session holds at most one page in memory. The
- * tail ends after it delivered `to - 1`, after the record that archived the stream, on
- * its own signal, or when the store closes; it returns cleanly in every case.
+ * Joining without gap or duplicate: the last catch-up page tells the head at its
+ * snapshot, and the tail joins as having seen `min(next - 1, head)`, never above the
+ * head, so every record landing later reaches it. Records the feed already stood past
+ * are read here; records it delivers again are dropped by cursor. A subscription whose
+ * bounded buffer overflowed is dropped by the feed; the tail then catches up by reading
+ * and joins again. Pages are bounded, so a tail of a long session holds at most one
+ * page in memory while it catches up.
  */
-import type { ReadRange, StoredRecord, StreamHead, TailOptions } from '../log-store.ts';
-import type { Wakeups } from './wakeups.ts';
+import type { StoredRecord, TailOptions } from '../log-store.ts';
+import type { LogPage } from './log-reads.ts';
+import type { StreamFanout } from './stream-fanout.ts';
+import type { Subscription } from './subscription.ts';
 
 /**
  * Records read per query while catching up. Small on purpose: a hundred tails catching
@@ -17,9 +25,9 @@ const PAGE = 64;
 
 /** What a tail needs of its store. */
 export interface TailSource {
-  read(stream: string, range: ReadRange): Promise<StoredRecord[]>;
-  head(stream: string): Promise<StreamHead | null>;
-  readonly wakeups: Wakeups;
+  /** Records from `from` (inclusive) to `to` (exclusive) when given, at most `limit`. */
+  page(stream: string, from: number, to: number | undefined, limit: number): Promise<LogPage>;
+  readonly fanout: Pick<StreamFanout, 'subscribe' | 'unsubscribe'>;
   /** Aborted when the store closes. */
   readonly closed: AbortSignal;
 }
@@ -30,51 +38,78 @@ export async function* follow(
   stream: string,
   options: TailOptions,
 ): AsyncGenerator<StoredRecord, void, undefined> {
-  const { to } = options;
+  const stop = options.to ?? Number.POSITIVE_INFINITY;
   // Cursors start at 1: `from: 0` reads from the start (2.3).
   let next = Math.max(1, options.from);
-  if (to !== undefined && next >= to) return;
   const signal =
     options.signal === undefined ? source.closed : AbortSignal.any([options.signal, source.closed]);
-  // A function, not the property: the signal flips while this generator is suspended.
-  const stopped = (): boolean => signal.aborted;
-  if (stopped()) return;
-  const subscription = source.wakeups.subscribe(stream);
-  /** Runs a read; a read cut short by closing or aborting ends the tail instead of failing it. */
-  const ask = async <T>(read: () => Promise<T>): Promise<{ value: T } | undefined> => {
-    try {
-      return { value: await read() };
-    } catch (error) {
-      if (stopped()) return undefined;
-      throw error;
-    }
-  };
-  try {
+  // A function, not a value: the signal flips while this generator is suspended.
+  const over = (): boolean => next >= stop || signal.aborted;
+  if (over()) return;
+
+  /** Reads and yields every record from `next` up to `until` (exclusive); the last page. */
+  async function* readUpTo(until: number): AsyncGenerator<StoredRecord, LogPage | 'over'> {
     for (;;) {
-      // Forget earlier wakes before reading: a wake during the read is kept for the wait.
-      subscription.clear();
-      const page = await ask(() =>
-        source.read(stream, { from: next, limit: PAGE, ...(to === undefined ? {} : { to }) }),
-      );
-      if (page === undefined) return;
-      for (const record of page.value) {
-        if (stopped()) return;
+      const to = Math.min(until, stop);
+      const page = await source.page(stream, next, Number.isFinite(to) ? to : undefined, PAGE);
+      for (const record of page.records) {
+        if (over()) return 'over';
         yield record;
         next = record.envelope.cursor + 1;
       }
-      if (to !== undefined && next >= to) return;
-      if (page.value.length === PAGE) continue;
-      const head = await ask(() => source.head(stream));
-      if (head === undefined) return;
+      if (over()) return 'over';
       // The archiving record is the last one: once it is delivered, nothing can follow.
-      if (head.value?.archived === true && next > head.value.head) return;
-      // Landed between the page and the head: read again rather than wait for the wake.
-      if (head.value !== null && next <= head.value.head) continue;
-      if (stopped()) return;
-      await subscription.next(signal);
-      if (stopped()) return;
+      if (page.final !== null && next > page.final) return 'over';
+      if (page.records.length < PAGE || next >= until) return page;
     }
+  }
+
+  /** Yields what the fan-out delivers; true at the end, false once dropped. */
+  async function* fed(subscription: Subscription): AsyncGenerator<StoredRecord, boolean> {
+    for (;;) {
+      if (over()) return true;
+      const entries = subscription.take();
+      if (entries.length === 0) {
+        if (subscription.dropped) return false;
+        if (subscription.ended) return true;
+        await subscription.wait(signal);
+        continue;
+      }
+      for (const { record, final } of entries) {
+        const { cursor } = record.envelope;
+        if (cursor < next) {
+          // Already yielded while catching up; the archiving record still ends the tail.
+          if (final) return true;
+          continue;
+        }
+        // The feed never skips a cursor; should a gap appear, the log fills it.
+        if (cursor > next && (yield* readUpTo(cursor)) === 'over') return true;
+        if (over()) return true;
+        yield record;
+        next = cursor + 1;
+        if (final || over()) return true;
+      }
+    }
+  }
+
+  let subscription: Subscription | undefined;
+  try {
+    for (;;) {
+      const caught = yield* readUpTo(stop);
+      if (caught === 'over') return;
+      subscription = source.fanout.subscribe(stream, Math.min(next - 1, caught.head));
+      // The feed stood past this tail: read what lies between.
+      if (subscription.start >= next && (yield* readUpTo(subscription.start + 1)) === 'over') {
+        return;
+      }
+      if (yield* fed(subscription)) return;
+      source.fanout.unsubscribe(subscription);
+      subscription = undefined;
+    }
+  } catch (error) {
+    // A read cut short by closing or aborting ends the tail instead of failing it.
+    if (!signal.aborted) throw error;
   } finally {
-    subscription.end();
+    if (subscription !== undefined) source.fanout.unsubscribe(subscription);
   }
 }

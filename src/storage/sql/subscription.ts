@@ -1,0 +1,99 @@
+/**
+ * One tail's place in the fan-out of a stream (`stream-fanout.ts`): a bounded buffer the
+ * stream's feed fills and the tail drains.
+ *
+ * The bound keeps a slow tail from growing memory: once a push would overflow it, the
+ * feed drops the subscription, and the tail goes back to reading the log itself from
+ * where it stands before it joins again. Nothing is lost that way, because every record
+ * stays in the table; the buffer only saves reads (issue 3, item 7).
+ */
+import type { StoredRecord } from '../log-store.ts';
+
+/** A record as the fan-out hands it on: `final` marks the record that archived the stream. */
+export interface FedRecord {
+  readonly record: StoredRecord;
+  readonly final: boolean;
+}
+
+export class Subscription {
+  /** The stream this subscription follows. */
+  readonly stream: string;
+  /** Every record with a cursor above this one is pushed, in cursor order, without gap. */
+  readonly start: number;
+  readonly #capacity: number;
+  #entries: FedRecord[] = [];
+  #dropped = false;
+  #ended = false;
+  #wake: (() => void) | undefined;
+
+  constructor(stream: string, start: number, capacity: number) {
+    this.stream = stream;
+    this.start = start;
+    this.#capacity = capacity;
+  }
+
+  /** True once the feed let go of this subscription: the tail reads the log itself. */
+  get dropped(): boolean {
+    return this.#dropped;
+  }
+
+  /** True once the subscription was ended (the store closed). */
+  get ended(): boolean {
+    return this.#ended;
+  }
+
+  /**
+   * Buffers the next records; answers false when they do not fit, after which the buffer
+   * is emptied and the subscription counts as dropped.
+   */
+  push(entries: readonly FedRecord[]): boolean {
+    if (this.#ended || this.#dropped) return false;
+    if (this.#entries.length + entries.length > this.#capacity) {
+      this.drop();
+      return false;
+    }
+    for (const entry of entries) this.#entries.push(entry);
+    this.#notify();
+    return true;
+  }
+
+  /** Lets go of the subscription: the tail catches up by reading and joins again. */
+  drop(): void {
+    this.#dropped = true;
+    this.#entries = [];
+    this.#notify();
+  }
+
+  /** Ends the subscription: a waiting tail wakes up and returns. */
+  end(): void {
+    this.#ended = true;
+    this.#notify();
+  }
+
+  /** Takes every buffered record. */
+  take(): FedRecord[] {
+    const entries = this.#entries;
+    this.#entries = [];
+    return entries;
+  }
+
+  /** Resolves once a record is buffered, the subscription is dropped or ended, or on abort. */
+  wait(signal: AbortSignal): Promise<void> {
+    if (this.#entries.length > 0 || this.#dropped || this.#ended || signal.aborted) {
+      return Promise.resolve();
+    }
+    return new Promise((resolve) => {
+      const done = (): void => {
+        signal.removeEventListener('abort', done);
+        this.#wake = undefined;
+        resolve();
+      };
+      this.#wake = done;
+      signal.addEventListener('abort', done, { once: true });
+    });
+  }
+
+  #notify(): void {
+    this.#wake?.();
+  }
+}
