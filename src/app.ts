@@ -10,6 +10,11 @@ import type { TokenService } from './auth/tokens.ts';
 import type { Clock, Entropy } from './clock.ts';
 import { RateLimited } from './errors.ts';
 import { installErrorHandling, notFound } from './http/error-handler.ts';
+import { consoleTenantRoutes } from './http/console/tenant.ts';
+import { consoleTokenRoutes } from './http/console/token.ts';
+import { inferenceRoutes } from './http/console/inferences.ts';
+import { secretRoutes } from './http/console/secrets.ts';
+import { usageRoutes } from './http/console/usage.ts';
 import { healthRoutes } from './http/health.ts';
 import { installJsonBody } from './http/json-body.ts';
 import { openApiRoute, registerOpenApi } from './http/openapi.ts';
@@ -42,6 +47,11 @@ export interface AppDeps {
     { readonly issuer: string; readonly audience: string | undefined } | undefined;
   /** Aborted when the process stops: open tails end cleanly (issue 2 item 10). */
   readonly shutdown: AbortSignal;
+  /**
+   * 32 bytes the per-tenant keys of sealed record layers derive from (decisions part D,
+   * `src/sessions/sealing.ts`): the secrets key, under its own HKDF labels.
+   */
+  readonly sealKey: Buffer;
 }
 
 /** The rate-limit bucket of a request: its credential when it has one, else its address. */
@@ -91,6 +101,11 @@ export async function createApp(deps: AppDeps): Promise<FastifyInstance> {
 
   // Routes per audience; each registers its own schemas into the OpenAPI document.
   healthRoutes(app, { log: deps.logStore, control: deps.controlStore });
+  consoleTokenRoutes(app, deps);
+  consoleTenantRoutes(app, deps);
+  secretRoutes(app, deps);
+  inferenceRoutes(app, deps);
+  usageRoutes(app, deps);
   openApiRoute(app);
   return app;
 }

@@ -64,6 +64,7 @@ async function main(): Promise<void> {
         ? undefined
         : { issuer: config.consoleOidcIssuer, audience: config.consoleOidcAudience },
     shutdown: shutdown.signal,
+    sealKey: keys.secretsKey,
   });
 
   let stopping = false;

@@ -4,7 +4,7 @@
  * keys (rows 76 and 77).
  */
 import { z } from 'zod';
-import { Count, Day, Millis, Next, OpaqueId, ResourceName, orMissing } from './common.ts';
+import { Count, Day, Millis, Next, ResourceName, orMissing } from './common.ts';
 import { ComposedDocument } from './vendor.ts';
 
 /** Decisions row 54: the longest usage range, in days counted inclusively. */
@@ -95,9 +95,22 @@ export const User = z
   .min(1, { error: 'must not be empty' })
   .max(256, { error: 'must be at most 256 characters' });
 
+/**
+ * A tenant id, chosen by whoever first asks a console token for it (decisions row 73).
+ * Lowercase letters, digits and `-`: it is a token claim, a store scope and the first
+ * part of `<tenant>/<name>` index values, so it never holds a `/`.
+ */
+export const TenantId = z
+  .string()
+  .regex(/^[a-z0-9][a-z0-9-]{0,62}$/, {
+    error: 'must be 1 to 63 characters of a-z, 0-9 and -, starting with a letter or digit',
+  })
+  .meta({ id: 'TenantId', description: 'A tenant id: `^[a-z0-9][a-z0-9-]{0,62}$`.' });
+export type TenantId = z.infer<typeof TenantId>;
+
 /** Decisions row 74: `GET /console/memberships`. */
 export const Memberships = z
-  .array(z.object({ tenant: OpaqueId, role: Role }))
+  .array(z.object({ tenant: TenantId, role: Role }))
   .meta({ id: 'Memberships', description: "The caller's tenants and roles (decisions row 74)." });
 export type Memberships = z.infer<typeof Memberships>;
 
@@ -124,10 +137,13 @@ export const ConsoleTokenBody = z
   .union(
     [
       z.object({
-        subject_token: z.string().min(1, { error: 'must not be empty' }),
-        tenant: OpaqueId,
+        subject_token: z
+          .string()
+          .min(1, { error: 'must not be empty' })
+          .max(16 * 1024, { error: 'must be at most 16384 characters' }),
+        tenant: TenantId,
       }),
-      z.object({ user: User, tenant: OpaqueId }),
+      z.object({ user: User, tenant: TenantId }),
     ],
     { error: 'must be {subject_token, tenant} or, with the operator token, {user, tenant}' },
   )

@@ -72,6 +72,7 @@ export async function startTestApp(options: TestAppOptions = {}): Promise<TestAp
     operatorTokenHash: keys.operatorTokenHash,
     consoleOidc: options.consoleOidc,
     shutdown: shutdown.signal,
+    sealKey: keys.secretsKey,
   };
   const app = await createApp(deps);
   options.routes?.(app);

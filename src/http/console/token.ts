@@ -1,0 +1,107 @@
+/**
+ * `POST /console/token` (decisions row 73): a console token for one (user, tenant), got
+ * either by exchanging an OpenID Connect ID token from `CONSOLE_OIDC_ISSUER` (RFC 8693
+ * style, `{subject_token, tenant}`) or through the operator grant (`Authorization: Bearer
+ * <operator token>` with `{user, tenant}`), for a deployment without an identity provider.
+ *
+ * A tenant that exists only gives tokens to its members (403 otherwise); a tenant that
+ * does not exist yet gives one to anybody, so `PUT /console/tenant` can create it with
+ * the caller as owner (row 74). The role is not in the token: it is read per request.
+ */
+import { timingSafeEqual } from 'node:crypto';
+import type { FastifyInstance } from 'fastify';
+import type { ZodTypeProvider } from 'fastify-type-provider-zod';
+import { requireBearer } from '../../auth/bearer.ts';
+import { hashCredential } from '../../auth/key-material.ts';
+import type { TokenService } from '../../auth/tokens.ts';
+import type { Clock } from '../../clock.ts';
+import { OidcVerifier } from '../../console/oidc.ts';
+import { Forbidden, Unauthenticated } from '../../errors.ts';
+import type { MembershipValue } from '../../resources/types.ts';
+import { ConsoleTokenAnswer, ConsoleTokenBody } from '../../schemas/console.ts';
+import type { ControlStore } from '../../storage/control-store.ts';
+import { CONSOLE_TOKEN_TTL_MS } from '../auth/console.ts';
+import { BODY_PROBLEMS, problemResponses } from '../openapi-responses.ts';
+
+export interface ConsoleTokenDeps {
+  readonly baseUrl: string;
+  readonly tokens: TokenService;
+  readonly controlStore: ControlStore;
+  readonly clock: Clock;
+  /** SHA-256 hex of the operator token. */
+  readonly operatorTokenHash: string;
+  readonly consoleOidc:
+    { readonly issuer: string; readonly audience: string | undefined } | undefined;
+}
+
+/** The operator token of a request, compared by its SHA-256 in constant time. */
+function requireOperator(header: string | undefined, operatorTokenHash: string): void {
+  const presented = Buffer.from(hashCredential(requireBearer(header)), 'hex');
+  const expected = Buffer.from(operatorTokenHash, 'hex');
+  if (presented.length !== expected.length || !timingSafeEqual(presented, expected)) {
+    throw new Unauthenticated('the operator token does not match', true);
+  }
+}
+
+/** Registers `POST /console/token`. */
+export function consoleTokenRoutes(app: FastifyInstance, deps: ConsoleTokenDeps): void {
+  // Without CONSOLE_OIDC_AUDIENCE the ID tokens must be issued to this service's own
+  // base URL: the audience is always checked, so a token minted for another client of the
+  // same issuer never signs anyone in here.
+  const oidc =
+    deps.consoleOidc === undefined
+      ? undefined
+      : new OidcVerifier({
+          issuer: deps.consoleOidc.issuer,
+          audience: deps.consoleOidc.audience ?? deps.baseUrl,
+          clock: deps.clock,
+        });
+
+  app.withTypeProvider<ZodTypeProvider>().post(
+    '/console/token',
+    {
+      schema: {
+        summary: 'Get a console token (OIDC exchange or operator grant)',
+        description:
+          'Send `{subject_token, tenant}` with an OpenID Connect ID token from the configured issuer (its `sub` is the user), or `{user, tenant}` with `Authorization: Bearer <operator token>`. A tenant that exists gives tokens to its members only; one that does not exist yet gives one to anybody, so `PUT /console/tenant` can create it.',
+        tags: ['console'],
+        security: [{}, { operatorToken: [] }],
+        body: ConsoleTokenBody,
+        response: {
+          200: ConsoleTokenAnswer.describe('A console token for (user, tenant), 1 h.'),
+          ...problemResponses(...BODY_PROBLEMS, 401, 403, 502),
+        },
+      },
+    },
+    async (request) => {
+      const body = request.body;
+      let user: string;
+      if ('subject_token' in body) {
+        if (oidc === undefined) {
+          throw new Unauthenticated('no OpenID Connect issuer is configured', true);
+        }
+        user = await oidc.verify(body.subject_token);
+      } else {
+        requireOperator(request.headers.authorization, deps.operatorTokenHash);
+        user = body.user;
+      }
+      const tenant = await deps.controlStore.get('tenant', '', body.tenant);
+      if (tenant !== null) {
+        const membership = await deps.controlStore.get<MembershipValue>(
+          'membership',
+          body.tenant,
+          user,
+        );
+        if (membership === null) {
+          throw new Forbidden('not_member', `${user} is not a member of tenant ${body.tenant}`);
+        }
+      }
+      const minted = await deps.tokens.mint(
+        'console',
+        { sub: `console:${user}`, tid: body.tenant },
+        CONSOLE_TOKEN_TTL_MS,
+      );
+      return { token: minted.token, expires: minted.expires, user };
+    },
+  );
+}

@@ -1,0 +1,282 @@
+/**
+ * A console token for one tenant never reads or changes another tenant's resources
+ * (issue 4 item 1). Every route the OpenAPI document secures with `consoleToken` is
+ * called with tenant A's owner token, addressing tenant B's resources by their names
+ * (names A holds nothing under). No answer may carry B's data, and B's stored state must
+ * be exactly as before. Routes added later are swept the same way: the list comes from
+ * the served document, not from this file.
+ */
+import { randomBytes, randomUUID } from 'node:crypto';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import {
+  INDEX,
+  scoped,
+  type ConnectionValue,
+  type InstallValue,
+} from '../../../src/resources/types.ts';
+import type { ResourceKind } from '../../../src/storage/control-store.ts';
+import { TenantConfig } from '../../../src/schemas/tenant.ts';
+import { VendorDocument } from '../../../src/schemas/vendor.ts';
+import { startTestApp, type TestApp } from '../../support/app.ts';
+import { newOwner, type ConsoleUser } from '../../support/console.ts';
+import {
+  ConsoleClient,
+  openApiDocument,
+  expectOk,
+  expectProblem,
+  type Answer,
+  type Call,
+} from './console-client.ts';
+
+interface Operation {
+  security?: Record<string, string[]>[];
+  requestBody?: unknown;
+  parameters?: { in: string; name: string; required?: boolean }[];
+}
+
+let harness: TestApp;
+let client: ConsoleClient;
+let document: Record<string, unknown>;
+let a: ConsoleUser;
+let b: ConsoleUser;
+
+/** The one name B uses for its secret, option and connection; A holds nothing under it. */
+const name = `b${randomBytes(4).toString('hex')}`;
+const bSecretValue = `b-secret-${randomUUID()}`;
+const bTenantName = `Tenant B ${randomUUID()}`;
+const bEndpoint = `https://b-${randomUUID()}.example.test/mcp`;
+const bCompactAt = 7_654_321;
+const bInstall = `in-${randomUUID()}`;
+
+const KINDS: readonly ResourceKind[] = [
+  'membership',
+  'install',
+  'proposal',
+  'connection',
+  'inference',
+  'secret',
+  'oauth_state',
+];
+
+/** Everything stored for B, so "unchanged" is one equality. */
+async function snapshotOfB(): Promise<unknown> {
+  const control = harness.stores.control;
+  return {
+    tenant: await control.get('tenant', '', b.tenant),
+    resources: await Promise.all(KINDS.map((kind) => control.list(kind, b.tenant))),
+    value: await control.readSecretValue(b.tenant, name),
+    usage: await control.readUsage(b.tenant, '2026-01-01', '2026-12-31'),
+  };
+}
+
+async function seedB(): Promise<void> {
+  b = await newOwner(harness, bTenantName);
+  const call = (method: Call['method'], url: string, payload: unknown) =>
+    client.call({ method, url, headers: b.headers, payload });
+  expectOk(await call('PUT', `/secrets/${name}`, { value: bSecretValue }), 201);
+  const option = { provider: 'simulated', compact_at: bCompactAt, credential: name };
+  expectOk(await call('PUT', `/inferences/${name}`, option), 201);
+  const connection: ConnectionValue = {
+    name,
+    endpoint: bEndpoint,
+    auth: { kind: 'bearer', credential: name },
+    catalog: null,
+    state: 'linked',
+    result_limit: null,
+    timeout: null,
+    return_to: null,
+    authorize: null,
+  };
+  // Built untyped, then checked: the install shape grows as consent lands (keyHash, request).
+  const fields = {
+    id: bInstall,
+    tenant: b.tenant,
+    vendor: VendorDocument.parse({ appdoc: 1, name: 'Vendor of B', description: '', tools: [] }),
+    vendorHash: 'b'.repeat(64),
+    config: TenantConfig.parse({ inference: name }),
+    deleted: false,
+    keyHash: null,
+    request: `r-${randomUUID()}`,
+  };
+  const install: InstallValue = fields;
+  await harness.stores.control.write([
+    {
+      op: 'put',
+      kind: 'connection',
+      scope: b.tenant,
+      id: name,
+      value: connection,
+      expect: 0,
+      index: { [INDEX.secret]: [scoped(b.tenant, name)] },
+    },
+    {
+      op: 'put',
+      kind: 'install',
+      scope: b.tenant,
+      id: bInstall,
+      value: install,
+      expect: 0,
+      index: { [INDEX.inference]: [scoped(b.tenant, name)] },
+    },
+  ]);
+  await harness.stores.control.addUsage(b.tenant, '2026-02-02', {
+    events: 918_273_645,
+    bytesArchived: 1,
+    sessionsCheckpointed: 1,
+    tokens: {},
+    toolCalls: {},
+  });
+}
+
+beforeAll(async () => {
+  harness = await startTestApp();
+  client = await ConsoleClient.of(harness);
+  document = await openApiDocument(harness);
+  a = await newOwner(harness, 'Tenant A');
+  await seedB();
+});
+afterAll(async () => {
+  await harness.close();
+});
+
+/** Every (method, path template) the document secures with a console token. */
+function consoleRoutes(): { method: Call['method']; template: string; operation: Operation }[] {
+  const paths = document.paths as Record<string, Record<string, Operation>>;
+  return Object.entries(paths)
+    .flatMap(([template, operations]) =>
+      Object.entries(operations).map(([method, operation]) => ({
+        method: method.toUpperCase() as Call['method'],
+        template,
+        operation,
+      })),
+    )
+    .filter(({ operation }) => operation.security?.some((scheme) => 'consoleToken' in scheme))
+    .sort((x, y) => `${x.template} ${x.method}`.localeCompare(`${y.template} ${y.method}`));
+}
+
+/** The value B's resource of a path has, by the path's first segment. */
+function pathValue(template: string): string {
+  if (template.startsWith('/installs/')) return bInstall;
+  if (template.startsWith('/console/sessions/')) return randomBytes(36).toString('hex');
+  return name;
+}
+
+const QUERY_VALUES: Readonly<Record<string, string>> = {
+  from: '2026-01-01',
+  to: '2026-12-31',
+  opened: '1',
+};
+
+/** Bodies that aim at B's resources by name; routes not listed get `{}`. */
+function bodyFor(method: string, template: string, id: string): unknown {
+  switch (`${method} ${template}`) {
+    case 'PUT /secrets/{id}':
+      return { value: `a-value-${randomUUID()}` };
+    case 'PUT /inferences/{id}':
+      return { provider: 'simulated', credential: name };
+    case 'PUT /connections/{id}':
+      return { name: id, endpoint: 'http://127.0.0.1:9/mcp', credential: name };
+    case 'PUT /console/tenant':
+      return { name: 'Tenant A', members: [{ user: b.user, role: 'owner' }] };
+    case 'POST /consent/{request}':
+    case 'PUT /installs/{id}':
+      return { inference: name, extra_tools: [{ connection: name, tool: 'search' }] };
+    default:
+      return {};
+  }
+}
+
+/** B's data that must never reach A: none of it is in A's requests. */
+function markersOfB(): string[] {
+  return [b.tenant, bTenantName, b.user, bSecretValue, bEndpoint, String(bCompactAt), '918273645'];
+}
+
+async function sweep(route: ReturnType<typeof consoleRoutes>[number]): Promise<Answer> {
+  const { method, template, operation } = route;
+  const id = pathValue(template);
+  const path = template.replace(/\{[^}]+\}/g, id);
+  const query = (operation.parameters ?? [])
+    .filter((parameter) => parameter.in === 'query')
+    .map((parameter) => `${parameter.name}=${QUERY_VALUES[parameter.name] ?? 'x'}`);
+  const url = query.length === 0 ? path : `${path}?${query.join('&')}`;
+  return client.call({
+    method,
+    url,
+    headers: a.headers,
+    ...(operation.requestBody === undefined ? {} : { payload: bodyFor(method, template, id) }),
+  });
+}
+
+describe('a console token for tenant A', () => {
+  it('is not issued for tenant B to a user who is not a member there', async () => {
+    const answer = await client.call({
+      method: 'POST',
+      url: '/console/token',
+      headers: { authorization: `Bearer ${String(harness.keys.generatedOperatorToken)}` },
+      payload: { user: a.user, tenant: b.tenant },
+    });
+    expectProblem(answer, 403, 'not_member');
+  });
+
+  it("never reads or changes tenant B's resources on any console route", async () => {
+    const routes = consoleRoutes();
+    // The routes of this issue are all there; others join the sweep as they are added.
+    const listed = new Set(routes.map((route) => `${route.method} ${route.template}`));
+    for (const route of [
+      'PUT /console/tenant',
+      'GET /console/memberships',
+      'PUT /secrets/{id}',
+      'GET /secrets',
+      'DELETE /secrets/{id}',
+      'PUT /inferences/{id}',
+      'GET /inferences',
+      'GET /inferences/{id}',
+      'DELETE /inferences/{id}',
+      'GET /usage',
+    ]) {
+      expect(listed).toContain(route);
+    }
+    const before = await snapshotOfB();
+    // Reads and deletes first, while A holds nothing under B's names; then writes.
+    const ordered = [
+      ...routes.filter((route) => route.method === 'GET' || route.method === 'DELETE'),
+      ...routes.filter((route) => route.method !== 'GET' && route.method !== 'DELETE'),
+    ];
+    const answers = new Map<string, Answer>();
+    for (const route of ordered) {
+      const answer = await sweep(route);
+      const label = `${route.method} ${route.template}`;
+      answers.set(label, answer);
+      expect(answer.status, `${label}: ${answer.text}`).not.toBe(500);
+      for (const marker of markersOfB()) {
+        expect(answer.text, `${label} leaks ${marker}`).not.toContain(marker);
+      }
+    }
+    expect(await snapshotOfB()).toEqual(before);
+    // B's secret value reached no answer of the whole file, and no log line.
+    for (const text of client.texts) expect(text).not.toContain(bSecretValue);
+    expect(harness.logs.text()).not.toContain(bSecretValue);
+
+    // The answers of this issue's routes, one by one.
+    const at = (label: string): Answer => {
+      const answer = answers.get(label);
+      if (answer === undefined) throw new Error(`${label} was not swept`);
+      return answer;
+    };
+    expect(expectOk(at('GET /secrets'), 200)).toEqual([]);
+    expect(expectOk(at('GET /inferences'), 200)).toEqual([]);
+    expect(expectOk(at('GET /usage'), 200)).toEqual([]);
+    expect(expectOk(at('GET /console/memberships'), 200)).toEqual([
+      { tenant: a.tenant, role: 'owner' },
+    ]);
+    expectProblem(at('GET /inferences/{id}'), 404, 'inference_not_found');
+    expectProblem(at('DELETE /inferences/{id}'), 404, 'inference_not_found');
+    expectProblem(at('DELETE /secrets/{id}'), 404, 'secret_not_found');
+    // B's secret is no credential A can name.
+    expectProblem(at('PUT /inferences/{id}'), 400, 'unknown_secret', 'body.credential');
+    // What A writes under B's names is A's own.
+    expect(expectOk(at('PUT /secrets/{id}'), 201)).toEqual({ outcome: 'created' });
+    expect(await harness.stores.control.get('secret', a.tenant, name)).not.toBeNull();
+    expect(expectOk(at('PUT /console/tenant'), 200)).toEqual({ outcome: 'replaced' });
+  });
+});
