@@ -15,6 +15,7 @@ import { consoleTokenRoutes } from './http/console/token.ts';
 import { inferenceRoutes } from './http/console/inferences.ts';
 import { secretRoutes } from './http/console/secrets.ts';
 import { usageRoutes } from './http/console/usage.ts';
+import { connectionRoutes } from './http/connections/connections.ts';
 import { healthRoutes } from './http/health.ts';
 import { installJsonBody } from './http/json-body.ts';
 import { openApiRoute, registerOpenApi } from './http/openapi.ts';
@@ -52,6 +53,8 @@ export interface AppDeps {
    * `src/sessions/sealing.ts`): the secrets key, under its own HKDF labels.
    */
   readonly sealKey: Buffer;
+  /** Origins besides `baseUrl`'s a connection's `return_to` may point at (decisions row 44). */
+  readonly connectionReturnOrigins?: readonly string[];
 }
 
 /** The rate-limit bucket of a request: its credential when it has one, else its address. */
@@ -106,6 +109,7 @@ export async function createApp(deps: AppDeps): Promise<FastifyInstance> {
   secretRoutes(app, deps);
   inferenceRoutes(app, deps);
   usageRoutes(app, deps);
+  connectionRoutes(app, deps);
   openApiRoute(app);
   return app;
 }

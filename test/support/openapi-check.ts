@@ -29,6 +29,9 @@ export class OpenApiCheck {
   operation(method: string, path: string): Operation {
     const paths = (this.#document.paths ?? {}) as Record<string, Record<string, Operation>>;
     const bare = path.split('?')[0] ?? path;
+    // A static path wins over a parameter, as in the router (`/connections/callback`).
+    const exact = paths[bare]?.[method.toLowerCase()];
+    if (exact !== undefined) return exact;
     for (const [template, operations] of Object.entries(paths)) {
       const pattern = new RegExp(`^${template.replace(/\{[^}]+\}/g, '[^/]+')}$`);
       const operation = operations[method.toLowerCase()];

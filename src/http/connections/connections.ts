@@ -1,0 +1,154 @@
+/**
+ * `PUT /connections/{id}`, `GET /connections/{id}`, `GET /connections`,
+ * `DELETE /connections/{id}` (2.12, 3.3, 4.3, 4.4; decisions rows 41 to 46, 56, 71, 78):
+ * owners link and delete, members read. The OAuth routes are in `authorization.ts`.
+ * No answer carries a token or a secret value (row 41).
+ */
+import type { FastifyInstance } from 'fastify';
+import type { ZodTypeProvider } from 'fastify-type-provider-zod';
+import { z } from 'zod';
+import type { Clock, Entropy } from '../../clock.ts';
+import { ConnectionAuthorization } from '../../connections/authorization.ts';
+import { ControlOAuthStore } from '../../connections/oauth-store.ts';
+import { ConnectionService } from '../../connections/service.ts';
+import { wireOf } from '../../connections/stored.ts';
+import { IdParams } from '../../schemas/common.ts';
+import {
+  Connection,
+  ConnectionList,
+  PutConnectionAnswer,
+  PutConnectionBody,
+} from '../../schemas/connections.ts';
+import { InUseByInstallsProblem } from '../../schemas/problem.ts';
+import {
+  consoleCaller,
+  requireMember,
+  requireOwner,
+  type ConsoleAuthDeps,
+} from '../auth/console.ts';
+import { BODY_PROBLEMS, problemResponses } from '../openapi-responses.ts';
+import { PROBLEM_MEDIA_TYPE } from '../problem.ts';
+import { authorizationRoutes } from './authorization.ts';
+
+/** What the connection routes are built from (a part of `AppDeps`). */
+export interface ConnectionRouteDeps extends ConsoleAuthDeps {
+  readonly baseUrl: string;
+  readonly clock: Clock;
+  readonly entropy: Entropy;
+  /** The secrets key; the connections' OAuth state is sealed under its own HKDF label. */
+  readonly sealKey: Buffer;
+  /** Origins besides `BASE_URL`'s a `return_to` may point at (row 44). */
+  readonly connectionReturnOrigins?: readonly string[] | undefined;
+}
+
+const security = [{ consoleToken: [] }];
+
+/** Registers every connection route. */
+export function connectionRoutes(app: FastifyInstance, deps: ConnectionRouteDeps): void {
+  const effects = {
+    control: deps.controlStore,
+    oauth: new ControlOAuthStore(deps.controlStore, deps.sealKey, deps.clock),
+    baseUrl: deps.baseUrl.replace(/\/+$/, ''),
+    clock: deps.clock,
+    entropy: deps.entropy,
+  };
+  const connections = new ConnectionService({
+    ...effects,
+    ...(deps.connectionReturnOrigins === undefined
+      ? {}
+      : { returnOrigins: deps.connectionReturnOrigins }),
+  });
+  const authorization = new ConnectionAuthorization(effects, connections);
+  const routes = app.withTypeProvider<ZodTypeProvider>();
+
+  routes.put(
+    '/connections/:id',
+    {
+      schema: {
+        summary: 'Link an MCP server under a name',
+        description:
+          'Owner. Discovers the catalog live (every page of `tools/list`), sending the `credential` secret as a bearer. A server that demands authorization leaves the connection `authorizing` and the answer carries the `authorize` URL. `name` must equal the path id; `return_to` must be on the service origin or an allowlisted one. Unreachable, refused registration or an unreadable catalog: 502, nothing changed.',
+        tags: ['connections'],
+        security,
+        params: IdParams,
+        body: PutConnectionBody,
+        response: {
+          200: PutConnectionAnswer.describe('Replaced, or unchanged (same config and catalog).'),
+          201: PutConnectionAnswer.describe('Created.'),
+          ...problemResponses(...BODY_PROBLEMS, 401, 403, 409, 502),
+        },
+      },
+    },
+    async (request, reply) => {
+      const caller = requireOwner(await consoleCaller(request, deps));
+      const answer = await connections.put(caller.tenant, request.params.id, request.body);
+      return reply.code(answer.outcome === 'created' ? 201 : 200).send(answer);
+    },
+  );
+
+  routes.get(
+    '/connections',
+    {
+      schema: {
+        summary: "The tenant's connections",
+        tags: ['connections'],
+        security,
+        response: { 200: ConnectionList, ...problemResponses(401, 403) },
+      },
+    },
+    async (request) => {
+      const caller = requireMember(await consoleCaller(request, deps));
+      return connections.list(caller.tenant);
+    },
+  );
+
+  routes.get(
+    '/connections/:id',
+    {
+      schema: {
+        summary: 'A connection with the catalog captured when last linked',
+        description:
+          'Members. A linked OAuth connection whose tokens the server now refuses, and that cannot be refreshed, reads as `authorizing` (3.3); `POST /connections/{id}/authorize` gives the URL.',
+        tags: ['connections'],
+        security,
+        params: IdParams,
+        response: { 200: Connection, ...problemResponses(401, 403, 404) },
+      },
+    },
+    async (request) => {
+      const caller = requireMember(await consoleCaller(request, deps));
+      const ref = { tenant: caller.tenant, connection: request.params.id };
+      const stored = await connections.require(ref);
+      return wireOf(await authorization.check(ref, stored));
+    },
+  );
+
+  routes.delete(
+    '/connections/:id',
+    {
+      schema: {
+        summary: 'Delete a connection',
+        description:
+          'Owner. Refused while installs use the connection; otherwise its OAuth state is forgotten too.',
+        tags: ['connections'],
+        security,
+        params: IdParams,
+        response: {
+          204: z.undefined().describe('Deleted.'),
+          ...problemResponses(401, 403, 404),
+          409: {
+            description: 'Conflict. Installs still use the connection (decisions row 78).',
+            content: { [PROBLEM_MEDIA_TYPE]: { schema: InUseByInstallsProblem } },
+          },
+        },
+      },
+    },
+    async (request, reply) => {
+      const caller = requireOwner(await consoleCaller(request, deps));
+      await connections.remove({ tenant: caller.tenant, connection: request.params.id });
+      return reply.code(204).send();
+    },
+  );
+
+  authorizationRoutes(app, { ...deps, authorization });
+}
