@@ -21,6 +21,7 @@ import { installJsonBody } from './http/json-body.ts';
 import { openApiRoute, registerOpenApi } from './http/openapi.ts';
 import { installRequestLog, requestId } from './http/request-log.ts';
 import { validatorCompiler } from './http/validation.ts';
+import { vendorFlowRoutes } from './http/vendor/flow.ts';
 import { hashCredential } from './auth/key-material.ts';
 import type { ControlStore } from './storage/control-store.ts';
 import type { LogStore } from './storage/log-store.ts';
@@ -109,6 +110,7 @@ export async function createApp(deps: AppDeps): Promise<FastifyInstance> {
   secretRoutes(app, deps);
   inferenceRoutes(app, deps);
   usageRoutes(app, deps);
+  vendorFlowRoutes(app, deps);
   connectionRoutes(app, deps);
   openApiRoute(app);
   return app;

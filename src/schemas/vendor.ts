@@ -150,11 +150,19 @@ export type PollBody = z.infer<typeof PollBody>;
 /** Decisions row 30: the receipt of a granted proposal; `key` is null for an update. */
 export const PollAnswer = z
   .object({
+    request: OpaqueId,
     install: OpaqueId,
-    key: z.string().nullable().describe('The new install key; null when an update kept the key.'),
+    key: z
+      .string()
+      .nullable()
+      .describe('The new install key, shown only for a new install; null when an update kept it.'),
     vendor: Sha256Hex,
   })
-  .meta({ id: 'PollAnswer', description: 'The receipt of a granted proposal (decisions row 30).' });
+  .meta({
+    id: 'PollAnswer',
+    description:
+      'The receipt of a granted proposal, the same on every poll until it lapses (decisions row 30).',
+  });
 export type PollAnswer = z.infer<typeof PollAnswer>;
 
 /** Decisions row 72: `GET /consent/{request}`, what the consent page shows a member. */

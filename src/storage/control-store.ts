@@ -19,7 +19,10 @@ export type ResourceKind =
   | 'connection'
   | 'inference'
   | 'secret'
-  | 'oauth_state';
+  | 'oauth_state'
+  | 'session'
+  | 'session_row'
+  | 'session_config';
 
 /** A stored resource with its version and times (ms). */
 export interface Versioned<T> {

@@ -1,0 +1,90 @@
+/**
+ * The owner's side of a proposal (interface 4.3, 4.4, table 3.2, §5 rules 4 and 5, §7;
+ * decisions rows 72, 83, 92 to 94): `GET /consent/{request}` reads it (members) and, asked
+ * for HTML by a browser, is the consent page itself (`consent_url`); `POST
+ * /consent/{request}` consents (owners).
+ */
+import type { FastifyInstance } from 'fastify';
+import type { ZodTypeProvider } from 'fastify-type-provider-zod';
+import { z } from 'zod';
+import type { TokenService } from '../../auth/tokens.ts';
+import type { Entropy } from '../../clock.ts';
+import type { ProposalFlow } from '../../consent/proposals.ts';
+import type { ControlStore } from '../../storage/control-store.ts';
+import { AlreadyGrantedProblem } from '../../schemas/problem.ts';
+import { ConsentAnswer, TenantConfig } from '../../schemas/tenant.ts';
+import { ConsentRead, RequestParams } from '../../schemas/vendor.ts';
+import { consoleCaller, requireMember, requireOwner } from '../auth/console.ts';
+import { BODY_PROBLEMS, problemResponses } from '../openapi-responses.ts';
+import { PROBLEM_MEDIA_TYPE } from '../problem.ts';
+import { sendPage, wantsPage } from './page.ts';
+
+export interface ConsentDeps {
+  readonly controlStore: ControlStore;
+  readonly tokens: TokenService;
+  readonly entropy: Entropy;
+}
+
+/** Registers `GET /consent/{request}` (JSON or the page) and `POST /consent/{request}`. */
+export function consentRoutes(app: FastifyInstance, deps: ConsentDeps, flow: ProposalFlow): void {
+  const routes = app.withTypeProvider<ZodTypeProvider>();
+
+  routes.get(
+    '/consent/:request',
+    {
+      schema: {
+        summary: 'Read a proposal, or open the consent page',
+        description:
+          'With `Accept: application/json` (or none), a member of the tenant reads the proposal (decisions row 72). A browser asking for `text/html` gets the consent page, which signs in with a console token and calls this API.',
+        tags: ['console'],
+        security: [{ consoleToken: [] }, {}],
+        params: RequestParams,
+        response: {
+          200: {
+            description: 'The proposal as JSON, or the consent page as HTML.',
+            content: {
+              'application/json': { schema: ConsentRead },
+              'text/html': { schema: z.string().describe('The consent page.') },
+            },
+          },
+          ...problemResponses(401, 403, 404),
+        },
+      },
+    },
+    async (request, reply) => {
+      if (wantsPage(request)) return sendPage(reply, deps.entropy);
+      const caller = requireMember(await consoleCaller(request, deps));
+      // One URL, two representations: caches must key on Accept.
+      return reply
+        .header('vary', 'Accept')
+        .send(await flow.read(caller.tenant, request.params.request));
+    },
+  );
+
+  routes.post(
+    '/consent/:request',
+    {
+      schema: {
+        summary: 'Consent to a proposal',
+        description:
+          "An owner lands the tenant config (2.6): it must fit the vendor's document and resolve under the tenant, every refusal naming the field. Consent creates the install and its key, or keeps an update's install and key.",
+        tags: ['console'],
+        security: [{ consoleToken: [] }],
+        params: RequestParams,
+        body: TenantConfig,
+        response: {
+          200: ConsentAnswer,
+          ...problemResponses(...BODY_PROBLEMS, 401, 403, 404),
+          409: {
+            description: 'Conflict. The request was granted already; `install` names it.',
+            content: { [PROBLEM_MEDIA_TYPE]: { schema: AlreadyGrantedProblem } },
+          },
+        },
+      },
+    },
+    async (request) => {
+      const caller = requireOwner(await consoleCaller(request, deps));
+      return flow.consent(caller.tenant, request.params.request, request.body);
+    },
+  );
+}

@@ -1,0 +1,79 @@
+/**
+ * The consent page (issue 5 item 4): `consent_url` opened in a browser serves a plain HTML
+ * page, no build step and nothing from elsewhere, whose script calls the JSON API with the
+ * owner's console token (`GET /consent/{request}`, `GET /inferences`, `GET /connections`,
+ * `POST /consent/{request}`).
+ *
+ * The page, its style and its two scripts (the form, then the page logic) are files
+ * beside this module, read once. They are
+ * served inline under a fresh nonce with a Content-Security-Policy that allows nothing
+ * else: no other script or style, requests only to this origin, no framing, no forms
+ * posted anywhere. The console token never reaches the server in a URL: the page takes it
+ * from its fragment (`#token=…`), which browsers do not send, or from the owner's paste.
+ */
+import { readFileSync } from 'node:fs';
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import type { Entropy } from '../../clock.ts';
+
+const asset = (name: string) => readFileSync(new URL(`./page/${name}`, import.meta.url), 'utf8');
+
+const TEMPLATE = asset('consent.html');
+const STYLE = asset('consent.css');
+const FORM = asset('form.js');
+const SCRIPT = asset('consent.js');
+
+/** The quality a client's `Accept` header gives `type` (`*` ranges count), 0 when absent. */
+function quality(accept: string, type: string): { q: number; exact: boolean } {
+  const [major] = type.split('/');
+  let best = { q: 0, exact: false, rank: -1 };
+  for (const range of accept.split(',')) {
+    const [name = '', ...params] = range.trim().toLowerCase().split(';');
+    const rank = name === type ? 2 : name === `${major ?? ''}/*` ? 1 : name === '*/*' ? 0 : -1;
+    if (rank < 0 || rank < best.rank) continue;
+    const q = params.map((p) => /^\s*q=([0-9.]+)\s*$/.exec(p)?.[1]).find((v) => v !== undefined);
+    best = { q: q === undefined ? 1 : Number(q), exact: rank === 2, rank };
+  }
+  return { q: best.q, exact: best.exact };
+}
+
+/**
+ * True when the client asks for the page: it names `text/html` itself and ranks it at
+ * least as high as JSON. Browsers navigating do; API clients and `fetch` default to JSON.
+ */
+export function wantsPage(request: FastifyRequest): boolean {
+  const accept = request.headers.accept;
+  if (accept === undefined || accept === '') return false;
+  const html = quality(accept, 'text/html');
+  return html.exact && html.q > 0 && html.q >= quality(accept, 'application/json').q;
+}
+
+/** Sends the consent page with its policy headers. */
+export function sendPage(reply: FastifyReply, entropy: Entropy): FastifyReply {
+  const nonce = entropy.bytes(16).toString('base64');
+  // Function replacements: `$` sequences in the assets stay as they are.
+  const html = TEMPLATE.replaceAll('{{nonce}}', nonce)
+    .replace('/*STYLE*/', () => STYLE)
+    .replace('/*FORM*/', () => FORM)
+    .replace('/*SCRIPT*/', () => SCRIPT);
+  return reply
+    .code(200)
+    .headers({
+      'content-security-policy': [
+        "default-src 'none'",
+        `script-src 'nonce-${nonce}'`,
+        `style-src 'nonce-${nonce}'`,
+        "connect-src 'self'",
+        "img-src 'self'",
+        "base-uri 'none'",
+        "form-action 'none'",
+        "frame-ancestors 'none'",
+      ].join('; '),
+      'cache-control': 'no-store',
+      'referrer-policy': 'no-referrer',
+      'x-content-type-options': 'nosniff',
+      vary: 'Accept',
+    })
+    .type('text/html; charset=utf-8')
+    .serializer((payload) => payload as string)
+    .send(html);
+}
