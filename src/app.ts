@@ -18,11 +18,15 @@ import { usageRoutes } from './http/console/usage.ts';
 import { connectionRoutes } from './http/connections/connections.ts';
 import { healthRoutes } from './http/health.ts';
 import { installJsonBody } from './http/json-body.ts';
+import { sessionRoutes } from './http/sessions/routes.ts';
 import { openApiRoute, registerOpenApi } from './http/openapi.ts';
 import { installRequestLog, requestId } from './http/request-log.ts';
 import { validatorCompiler } from './http/validation.ts';
+import { auditRoutes } from './http/tails/audit.ts';
+import { sessionTailRoutes } from './http/tails/session-tail.ts';
 import { vendorFlowRoutes } from './http/vendor/flow.ts';
 import { hashCredential } from './auth/key-material.ts';
+import { deriveSessionIdKey } from './sessions/ids.ts';
 import type { ControlStore } from './storage/control-store.ts';
 import type { LogStore } from './storage/log-store.ts';
 
@@ -110,8 +114,15 @@ export async function createApp(deps: AppDeps): Promise<FastifyInstance> {
   secretRoutes(app, deps);
   inferenceRoutes(app, deps);
   usageRoutes(app, deps);
-  vendorFlowRoutes(app, deps);
   connectionRoutes(app, deps);
+  // Deleting an install archives its sessions: the session routes provide that hook.
+  const installHooks = sessionRoutes(app, {
+    ...deps,
+    sessionIdKey: deriveSessionIdKey(deps.sealKey),
+  });
+  vendorFlowRoutes(app, deps, installHooks);
+  sessionTailRoutes(app, deps);
+  auditRoutes(app, deps);
   openApiRoute(app);
   return app;
 }

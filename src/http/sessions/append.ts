@@ -1,0 +1,99 @@
+/**
+ * `POST /sessions/{id}/events`, the append (interface 4.2, 3.1 row 2, §7; decisions rows
+ * 7 to 15, 83, 85, 87, part D): a batch of offered records lands whole, stamped with the
+ * producer of the session token, and the answer is the landed envelopes (200; an
+ * identical resend answers the same envelopes, 200, and lands nothing).
+ *
+ * Order (row 83): the body's shape, well formed kinds and the `Idempotency-Key` header
+ * (400), more than 100 records (413), the token (401), attach (403 `does_not_attach`), the
+ * filter (403 `filter_refused`), the session (404), registered kinds' bodies (400), body
+ * sizes (413), and the store's idempotency and archive checks (409).
+ *
+ * Kept lean, since this is the hot path: a verified token is cached by its text, a
+ * session known to exist is remembered per process (sessions are never deleted), and the
+ * rest is one log-store call.
+ */
+import type { FastifyInstance } from 'fastify';
+import type { ZodTypeProvider } from 'fastify-type-provider-zod';
+import { z } from 'zod';
+import { NotFound } from '../../errors.ts';
+import { IdParams } from '../../schemas/common.ts';
+import { FilterRefusedProblem, Problem } from '../../schemas/problem.ts';
+import { AppendAnswer, AppendBody } from '../../schemas/records.ts';
+import { admitRecords, checkBatchSize, landRecords } from '../../sessions/intake.ts';
+import { BODY_PROBLEMS, problemResponses } from '../openapi-responses.ts';
+import { PROBLEM_MEDIA_TYPE } from '../problem.ts';
+import type { SessionContext } from './context.ts';
+import { requireAttached, sessionCredential } from './credential.ts';
+
+/** Row 9: 1 to 255 visible ASCII characters. */
+const IdempotencyKey = z
+  .string()
+  .regex(/^[\x21-\x7e]{1,255}$/, { error: 'must be 1 to 255 visible ASCII characters' })
+  .optional()
+  .describe(
+    'Scopes the token key to (token key, this value), so one token can write many batches, each idempotent on its own (decisions row 9).',
+  );
+
+/** Headers are matched loosely: every other header stays as it came. */
+const AppendHeaders = z.looseObject({ 'idempotency-key': IdempotencyKey });
+
+/** Sessions this process has seen exist, so only the first append to each reads the log. */
+const KNOWN_SESSIONS = 100_000;
+
+/** Registers `POST /sessions/{id}/events`. */
+export function appendRoute(app: FastifyInstance, context: SessionContext): void {
+  const known = new Set<string>();
+  const exists = async (id: string): Promise<boolean> => {
+    if (known.has(id)) return true;
+    if ((await context.logStore.head(id)) === null) return false;
+    if (known.size >= KNOWN_SESSIONS) known.clear();
+    known.add(id);
+    return true;
+  };
+
+  app.withTypeProvider<ZodTypeProvider>().post(
+    '/sessions/:id/events',
+    {
+      schema: {
+        summary: 'Append records to a session',
+        description:
+          'Lands the batch atomically, each record stamped with the producer of the token. A principal or console token lands `message.submitted` and `turn.cancel`. Without `Idempotency-Key` a token writes one batch: an identical resend answers the original envelopes, a different one 409 `idempotency_conflict`.',
+        tags: ['sessions'],
+        security: [{ sessionToken: [] }],
+        params: IdParams,
+        headers: AppendHeaders,
+        body: AppendBody,
+        response: {
+          200: AppendAnswer,
+          ...problemResponses(...BODY_PROBLEMS, 401, 403, 404, 409),
+          // Row 85: a refusal names the record, its kind and why.
+          403: {
+            description:
+              'Forbidden. The token does not attach (`does_not_attach`), or the write filter refused a record (`filter_refused`, with `index`, `kind` and `reason`).',
+            content: { [PROBLEM_MEDIA_TYPE]: { schema: z.union([FilterRefusedProblem, Problem]) } },
+          },
+        },
+      },
+    },
+    async (request) => {
+      checkBatchSize(request.body);
+      const credential = await sessionCredential(request, context.tokens);
+      const id = requireAttached(credential, request.params.id);
+      const header = request.headers['idempotency-key'];
+      const batch = admitRecords(
+        {
+          audience: credential.audience,
+          producer: credential.producer,
+          scopes: credential.scopes,
+          // Row 9: the token key, or (token key, header) when the header scopes it.
+          key: header === undefined ? credential.key : `${credential.key}:${header}`,
+        },
+        request.body,
+      );
+      if (!(await exists(id))) throw new NotFound('session_not_found', 'no such session');
+      const landed = await landRecords({ logStore: context.logStore }, id, batch);
+      return [...landed.envelopes];
+    },
+  );
+}

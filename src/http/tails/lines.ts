@@ -1,0 +1,104 @@
+/**
+ * The lines of a session tail (4.2; decisions rows 67 and 68), the one source both the
+ * NDJSON and the WebSocket transports serve: the log store's tail, read through the
+ * reader's face, one `{Ok}` or `{Err}` line per record shown.
+ *
+ * The tail follows new records until the store ends it (after `session.archived`, or
+ * before `to`), and ends early, with a last `Err` line, when the token expires
+ * (`token_expired`), when the service stops (`service_stopping`) or when the log cannot be
+ * read (`read_failed`); those lines carry the cursor to resume from, or null. When the
+ * reader goes away (`signal`) it ends without a line.
+ *
+ * Pull-based: a line is produced only when the transport asks for the next one, so a
+ * slow reader holds at most one line here; the store's tail keeps its own bounded buffer
+ * and catches up from the log when it overflows, never holding appends or other tails.
+ */
+import type { Clock } from '../../clock.ts';
+import type { TailLine } from '../../schemas/records.ts';
+import { present, type Face } from '../../sessions/faces.ts';
+import type { LogStore } from '../../storage/log-store.ts';
+
+/** setTimeout's largest delay; a later expiry is re-armed when this one fires. */
+const MAX_DELAY_MS = 2_147_483_647;
+
+export interface TailLinesOptions {
+  readonly log: LogStore;
+  readonly stream: string;
+  /** First cursor, inclusive (row 68). */
+  readonly from: number;
+  /** Cursor to stop before, or undefined to follow until the session is archived. */
+  readonly to: number | undefined;
+  readonly face: Face;
+  /** Aborted when the reader's token expires (row 68: the tail ends there); see `deadline`. */
+  readonly expired: AbortSignal;
+  /** Aborted when the service stops (graceful shutdown). */
+  readonly shutdown: AbortSignal;
+  /** Aborted when the reader has gone. */
+  readonly signal: AbortSignal;
+  /** Hears why the log could not be read; the reader is told only that it could not. */
+  readonly onError: (error: unknown) => void;
+}
+
+/** A signal that aborts once `clock` passes `at` (ms); `clear` stops its timer. */
+export function deadline(clock: Clock, at: number): { signal: AbortSignal; clear: () => void } {
+  const controller = new AbortController();
+  let timer: NodeJS.Timeout | undefined;
+  const arm = (): void => {
+    const left = at - clock.now();
+    if (left <= 0) {
+      controller.abort();
+      return;
+    }
+    timer = setTimeout(arm, Math.min(left, MAX_DELAY_MS));
+  };
+  arm();
+  return {
+    signal: controller.signal,
+    clear: () => {
+      clearTimeout(timer);
+    },
+  };
+}
+
+function end(code: string, message: string, cursor: number | null): TailLine {
+  return { Err: { code, message, cursor } };
+}
+
+/** The lines of one tail, in cursor order; see the module comment for how it ends. */
+export async function* tailLines(options: TailLinesOptions): AsyncGenerator<TailLine, void> {
+  const { expired } = options;
+  const signal = AbortSignal.any([options.signal, options.shutdown, expired]);
+  // The cursor a reader resumes from: one past the last record this tail went past.
+  let next = Math.max(1, options.from);
+  const why = (): TailLine | null => {
+    if (options.signal.aborted) return null;
+    if (expired.aborted) {
+      return end('token_expired', 'the token expired; mint a fresh one to read on', next);
+    }
+    if (options.shutdown.aborted) {
+      return end('service_stopping', 'the service is stopping; tail again to read on', next);
+    }
+    return null;
+  };
+  try {
+    const records = options.log.tail(options.stream, {
+      from: options.from,
+      ...(options.to === undefined ? {} : { to: options.to }),
+      signal,
+    });
+    for await (const record of records) {
+      next = record.envelope.cursor + 1;
+      const line = present(record, options.face);
+      if (line !== null) yield line;
+      if (signal.aborted) break;
+    }
+  } catch (error) {
+    if (!signal.aborted) {
+      options.onError(error);
+      yield end('read_failed', 'the log could not be read; tail again to read on', next);
+      return;
+    }
+  }
+  const last = why();
+  if (last !== null) yield last;
+}

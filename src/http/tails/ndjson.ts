@@ -1,0 +1,83 @@
+/**
+ * JSON lines over HTTP (interface 1, decisions row 3): `application/jsonstream`, one
+ * object per `\n`-terminated line, no heartbeats, written as the lines come.
+ *
+ * Backpressure per connection: a line is pulled from its source only once the previous
+ * one was accepted, and when `write()` answers false (the socket's buffer is over its
+ * high-water mark) the writer waits for `drain` before pulling again. A connection thus
+ * holds at most its socket buffer and one line, however slow its reader; the source (a
+ * log store tail) never waits on it, since the store buffers each tail boundedly and
+ * catches a lagging one up from the log.
+ */
+import { once } from 'node:events';
+import type { ServerResponse } from 'node:http';
+import type { FastifyReply } from 'fastify';
+import type { z } from 'zod';
+
+/** The media type of the tails (interface 1). */
+export const JSONSTREAM = 'application/jsonstream';
+
+/** An OpenAPI answer entry for a route that answers JSON lines of `line`. */
+export function jsonStreamAnswer(line: z.ZodType, description: string) {
+  return { description, content: { [JSONSTREAM]: { schema: line } } };
+}
+
+/** Resolves once `raw` drains; false when it closed or `cut` aborted first. */
+async function drained(raw: ServerResponse, cut: AbortSignal): Promise<boolean> {
+  if (cut.aborted || raw.destroyed) return false;
+  const stop = new AbortController();
+  const abort = (): void => {
+    stop.abort();
+  };
+  cut.addEventListener('abort', abort, { once: true });
+  try {
+    const which = await Promise.race([
+      once(raw, 'drain', { signal: stop.signal }).then(() => 'drain' as const),
+      once(raw, 'close', { signal: stop.signal }).then(() => 'close' as const),
+    ]);
+    return which === 'drain';
+  } catch {
+    // `once` rejects with an AbortError when `cut` fires.
+    return false;
+  } finally {
+    cut.removeEventListener('abort', abort);
+    stop.abort();
+  }
+}
+
+/**
+ * Answers 200 with the lines of `source` as JSON lines on the hijacked reply and ends the
+ * response when the source ends. `cut` ends a writer stuck behind a reader that stopped
+ * reading (the service stops): the response is then destroyed, since nothing more can
+ * reach that reader. Headers set by hooks (request id, rate limits) are kept.
+ */
+export async function writeJsonLines(
+  reply: FastifyReply,
+  source: AsyncIterable<unknown>,
+  cut: AbortSignal,
+): Promise<void> {
+  const headers = reply.getHeaders();
+  void reply.hijack();
+  const raw = reply.raw;
+  for (const [name, value] of Object.entries(headers)) {
+    if (value !== undefined) raw.setHeader(name, value);
+  }
+  raw.writeHead(200, {
+    'content-type': JSONSTREAM,
+    'cache-control': 'no-store',
+    'x-content-type-options': 'nosniff',
+  });
+  // A tail may wait long for its first record: the reader learns at once it is attached.
+  raw.flushHeaders();
+  try {
+    for await (const line of source) {
+      if (raw.destroyed) break;
+      if (!raw.write(`${JSON.stringify(line)}\n`) && !(await drained(raw, cut))) {
+        raw.destroy();
+        break;
+      }
+    }
+  } finally {
+    if (!raw.destroyed) raw.end();
+  }
+}

@@ -1,0 +1,141 @@
+/**
+ * `GET /sessions/{id}/events` (interface 4.2; decisions rows 3, 7, 66 to 68): the session
+ * tail, as JSON lines over HTTP or, on `Upgrade: websocket`, as one text message per line
+ * at the same path. Both transports serve the same lines (`lines.ts`) through the same
+ * face, and both end when the session is archived, at `to`, at token expiry, when the
+ * reader goes or when the service stops.
+ */
+import type { FastifyInstance, FastifyRequest } from 'fastify';
+import type { ZodTypeProvider } from 'fastify-type-provider-zod';
+import { z } from 'zod';
+import type { TokenService } from '../../auth/tokens.ts';
+import type { Clock, Entropy } from '../../clock.ts';
+import { IdParams } from '../../schemas/common.ts';
+import { TailLine, TailQuery } from '../../schemas/records.ts';
+import { SessionTokens } from '../../sessions/tokens.ts';
+import type { LogStore } from '../../storage/log-store.ts';
+import { problemResponses } from '../openapi-responses.ts';
+import { deadline, tailLines } from './lines.ts';
+import { jsonStreamAnswer, writeJsonLines } from './ndjson.ts';
+import { sessionReader, type TailReader } from './session-reader.ts';
+import { sendLines, WEBSOCKET_LIMITS, type WebSocketLimits } from './websocket.ts';
+
+export interface SessionTailDeps {
+  readonly logStore: LogStore;
+  readonly tokens: TokenService;
+  readonly clock: Clock;
+  readonly entropy: Entropy;
+  /** The root key tenant sealing keys derive from. */
+  readonly sealKey: Buffer;
+  /** Aborted when the process stops: open tails end cleanly. */
+  readonly shutdown: AbortSignal;
+}
+
+const Query = TailQuery.extend({
+  access_token: z
+    .string()
+    .optional()
+    .describe('WebSocket only: the session token, for browsers that cannot set `Authorization`.'),
+});
+
+const DESCRIPTION = `Session token. Streams the records from \`from\` as JSON lines (\`application/jsonstream\`), one \`{"Ok": record}\` or \`{"Err": {code, message, cursor}}\` per line. Without \`to\` the tail stays open and follows new records; it ends after \`session.archived\`, before \`to\`, or when the token expires (a last line \`Err token_expired\`).
+
+Faces: a principal's or console user's token sees public records only; an executor's token also sees the records addressed to it. Call arguments and tool results read \`{"sealed": {"digest", "size"}}\`, except the arguments of a call addressed to the reading executor.
+
+**WebSocket.** The same tail is served at the same path on \`Upgrade: websocket\`: one text message per line, the same objects and faces, then a close frame (1000 ended, 1001 service stopping, 1008 token expired, 1011 read failed, 1013 the reader lagged behind). A browser may pass the token as the \`access_token\` query parameter or as \`Sec-WebSocket-Protocol: bearer, <token>\` (the socket answers the \`bearer\` subprotocol).`;
+
+/** Registers the session tail. */
+export function sessionTailRoutes(
+  app: FastifyInstance,
+  deps: SessionTailDeps,
+  limits: WebSocketLimits = WEBSOCKET_LIMITS,
+): void {
+  const reading = {
+    sessionTokens: new SessionTokens({
+      tokens: deps.tokens,
+      clock: deps.clock,
+      entropy: deps.entropy,
+    }),
+    sealKey: deps.sealKey,
+  };
+  // The reader verified before the handler runs, so that an upgrade is refused as HTTP.
+  const readers = new WeakMap<FastifyRequest, TailReader>();
+  const readerOf = (request: FastifyRequest): TailReader => {
+    const reader = readers.get(request);
+    if (reader === undefined) throw new Error('the tail reader was not verified');
+    return reader;
+  };
+
+  /** The lines of a verified request's tail; `close` stops its expiry timer. */
+  const open = (request: FastifyRequest<{ Querystring: TailQuery }>, gone: AbortSignal) => {
+    const reader = readerOf(request);
+    const expiry = deadline(deps.clock, reader.expires);
+    const lines = tailLines({
+      log: deps.logStore,
+      stream: reader.session,
+      from: request.query.from,
+      to: request.query.to,
+      face: reader.face,
+      expired: expiry.signal,
+      shutdown: deps.shutdown,
+      signal: gone,
+      onError: (error) => {
+        request.log.error({ err: error }, 'tail read failed');
+      },
+    });
+    return { lines, expired: expiry.signal, close: expiry.clear };
+  };
+
+  app.withTypeProvider<ZodTypeProvider>().route({
+    method: 'GET',
+    url: '/sessions/:id/events',
+    schema: {
+      summary: 'Tail the session log (JSON lines, or WebSocket at the same path)',
+      description: DESCRIPTION,
+      tags: ['sessions'],
+      security: [{ sessionToken: [] }],
+      params: IdParams,
+      querystring: Query,
+      response: {
+        200: jsonStreamAnswer(TailLine, 'The records, one JSON line each, as they land.'),
+        ...problemResponses(400, 401, 403),
+      },
+    },
+    preHandler: async (request) => {
+      readers.set(
+        request,
+        await sessionReader(request, request.params.id, request.query.access_token, reading),
+      );
+    },
+    handler: async (request, reply) => {
+      const gone = new AbortController();
+      reply.raw.once('close', () => {
+        gone.abort();
+      });
+      const tail = open(request, gone.signal);
+      try {
+        await writeJsonLines(reply, tail.lines, AbortSignal.any([deps.shutdown, tail.expired]));
+      } catch (error) {
+        request.log.error({ err: error }, 'tail failed');
+        reply.raw.destroy();
+      } finally {
+        tail.close();
+      }
+    },
+    wsHandler: async (socket, request) => {
+      const gone = new AbortController();
+      socket.once('close', () => {
+        gone.abort();
+      });
+      const tail = open(request, gone.signal);
+      try {
+        await sendLines(socket, tail.lines, deps.shutdown, limits);
+      } catch (error) {
+        request.log.error({ err: error }, 'tail failed');
+        socket.terminate();
+      } finally {
+        tail.close();
+      }
+    },
+  });
+}

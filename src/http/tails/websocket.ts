@@ -1,0 +1,123 @@
+/**
+ * The tail over WebSocket (decisions row 3): one text message per line, the same `Ok` and
+ * `Err` objects the NDJSON tail writes, then a close frame saying why the tail ended.
+ *
+ * Backpressure per connection: a line is pulled only after the previous one was handed
+ * to the socket. While more than `highWaterBytes` wait in the socket's user-space buffer
+ * (`bufferedAmount`), nothing more is pulled; if the buffer does not drain within `lagMs`
+ * the reader is lagging and the connection is closed with 1013 (try again later) and a
+ * reason, rather than holding its records in memory. The reader tails again from the
+ * cursor after the last record it received.
+ */
+import { WebSocket } from 'ws';
+
+/** What the tail needs of a socket. */
+export type TailSocket = Pick<
+  WebSocket,
+  'send' | 'close' | 'terminate' | 'readyState' | 'bufferedAmount'
+>;
+
+/** Read anew on every call: the state changes while a send waits. */
+function isOpen(socket: TailSocket): boolean {
+  return socket.readyState === WebSocket.OPEN;
+}
+import type { TailLine } from '../../schemas/records.ts';
+
+export interface WebSocketLimits {
+  /** Bytes waiting in a socket's buffer above which the tail stops pulling lines. */
+  readonly highWaterBytes: number;
+  /** How long the buffer may stay above `highWaterBytes` before the reader counts as lagging. */
+  readonly lagMs: number;
+}
+
+/** Defaults: a quarter MiB of unsent lines, five seconds to drain it (≥ 50 KiB/s). */
+export const WEBSOCKET_LIMITS: WebSocketLimits = { highWaterBytes: 256 * 1024, lagMs: 5_000 };
+
+/** Close codes (RFC 6455 §7.4.1) and reasons (≤ 123 bytes) by how the tail ended. */
+export const CLOSE = {
+  ended: { code: 1000, reason: 'the tail ended' },
+  expired: { code: 1008, reason: 'the token expired' },
+  stopping: { code: 1001, reason: 'the service is stopping' },
+  failed: { code: 1011, reason: 'the log could not be read' },
+  lagging: {
+    code: 1013,
+    reason: 'the reader lags behind the log; tail again from after its last record',
+  },
+} as const;
+
+/** The close frame that follows the last line of a tail. */
+function closeAfter(last: TailLine | undefined): { code: number; reason: string } {
+  if (last === undefined || !('Err' in last)) return CLOSE.ended;
+  switch (last.Err.code) {
+    case 'token_expired':
+      return CLOSE.expired;
+    case 'service_stopping':
+      return CLOSE.stopping;
+    case 'read_failed':
+      return CLOSE.failed;
+    default:
+      return CLOSE.ended;
+  }
+}
+
+/** Resolves true when `flushed` settles within `ms`, false on the timer or on `cut`. */
+async function settlesWithin(flushed: Promise<void>, ms: number, cut: AbortSignal) {
+  if (cut.aborted) return false;
+  let timer: NodeJS.Timeout | undefined;
+  let onCut: (() => void) | undefined;
+  try {
+    return await Promise.race([
+      flushed.then(() => true),
+      new Promise<boolean>((resolve) => {
+        timer = setTimeout(resolve, ms, false);
+        onCut = () => {
+          resolve(false);
+        };
+        cut.addEventListener('abort', onCut, { once: true });
+      }),
+    ]);
+  } finally {
+    clearTimeout(timer);
+    if (onCut !== undefined) cut.removeEventListener('abort', onCut);
+  }
+}
+
+/**
+ * Sends every line of `source` as a text message, then closes the socket with the code
+ * that says why the tail ended. Returns when the tail is over or the reader has gone.
+ * `cut` (the service stopping) ends a send stuck behind a reader that stopped reading.
+ */
+export async function sendLines(
+  socket: TailSocket,
+  source: AsyncIterable<TailLine>,
+  cut: AbortSignal,
+  limits: WebSocketLimits = WEBSOCKET_LIMITS,
+): Promise<void> {
+  let last: TailLine | undefined;
+  for await (const line of source) {
+    if (!isOpen(socket)) return;
+    const flushed = new Promise<void>((resolve) => {
+      socket.send(JSON.stringify(line), () => {
+        resolve();
+      });
+    });
+    last = line;
+    if (
+      socket.bufferedAmount > limits.highWaterBytes &&
+      !(await settlesWithin(flushed, limits.lagMs, cut))
+    ) {
+      if (!isOpen(socket)) return;
+      if (cut.aborted) {
+        // Stopping: a close frame queued behind unread data would hold the shutdown.
+        socket.terminate();
+        return;
+      }
+      socket.close(CLOSE.lagging.code, CLOSE.lagging.reason);
+      return;
+    }
+  }
+  if (isOpen(socket)) {
+    const { code, reason } = closeAfter(last);
+    socket.close(code, reason);
+  }
+}

@@ -1,0 +1,183 @@
+/**
+ * The intake of `POST /sessions/{id}/events` (interface 2.2 to 2.4, 4.2; decisions rows 8,
+ * 9, 11 to 15, 85, 87, part D): stamps the offered records from the credential, runs the
+ * write filter, checks registered kinds' bodies, fixes each body's canonical text and
+ * size, and lands the batch in one log-store append.
+ *
+ * Two steps, so the route can keep the order of row 83 (syntax 400, 401, 403, 404,
+ * semantic 400, 409): `admitRecords` stamps and filters (403 `filter_refused`) without
+ * the session; `landRecords`, once the session is known to exist, checks registered
+ * kinds' bodies (semantic 400) and body sizes (413), then appends. The store alone
+ * decides idempotency (`replayed`, 409 `idempotency_conflict`) and archiving (409
+ * `session_archived`), atomically with the cursor mint, so no read before the append can
+ * race another writer.
+ *
+ * Sealing seam (part D): call `args` and completion `result` are stored sealed. Clients
+ * land only message.submitted and turn.cancel today, which carry nothing sealed; once
+ * grants complete calls here, `IntakeOptions.seal` (from `src/sessions/sealing.ts`) turns
+ * a parsed body into its stored form before the canonical text and size are fixed.
+ */
+import { createHash } from 'node:crypto';
+import canonicalize from 'canonicalize';
+import { Forbidden, InvalidRequest, PayloadTooLarge, type FieldError } from '../errors.ts';
+import { toFieldErrors } from '../schemas/issues.ts';
+import { bodySchemaFor } from '../schemas/record-kinds.ts';
+import {
+  MAX_RECORD_BODY_BYTES,
+  MAX_RECORDS_PER_APPEND,
+  type OfferedRecord,
+} from '../schemas/records.ts';
+import type { Envelope, Kind, LogStore, PendingRecord } from '../storage/log-store.ts';
+import {
+  completionIdem,
+  filterBatch,
+  holderIdem,
+  type OfferedEnvelope,
+  type WriterCredential,
+} from './write-filter.ts';
+
+/** Turns a parsed body into the form that is stored (part D sealing). */
+export type BodySealer = (kind: Kind, body: unknown) => unknown;
+
+export interface IntakeOptions {
+  readonly logStore: LogStore;
+  /** Seals the sealed layers of a body before it is stored; absent, bodies are stored as parsed. */
+  readonly seal?: BodySealer;
+}
+
+/** What landed, or what an identical resend answers (row 9). */
+export interface AppendOutcome {
+  readonly outcome: 'landed' | 'replayed';
+  readonly envelopes: readonly Envelope[];
+}
+
+/**
+ * Row 87: more than 100 records is a 413. Checked by the route before the credential, as
+ * the bound on the request's size.
+ */
+export function checkBatchSize(offered: readonly OfferedRecord[]): void {
+  if (offered.length > MAX_RECORDS_PER_APPEND) {
+    throw new PayloadTooLarge(
+      'too_many_records',
+      `an append holds at most ${MAX_RECORDS_PER_APPEND} records, not ${offered.length}`,
+      { field: 'body', reason: `must hold at most ${MAX_RECORDS_PER_APPEND} records` },
+    );
+  }
+}
+
+/** RFC 8785 text of a JSON value, or a 400 naming `field` when it has none. */
+function canonicalText(value: unknown, field: string): string {
+  let text: string | undefined;
+  try {
+    text = canonicalize(value);
+  } catch {
+    text = undefined;
+  }
+  if (text === undefined) {
+    throw new InvalidRequest('invalid_request', `${field} has no canonical JSON form`, {
+      field,
+      reason: 'has no canonical JSON form (RFC 8785)',
+    });
+  }
+  return text;
+}
+
+/** Row 9: the fingerprint of what was offered: SHA-256 of the batch's canonical JSON. */
+export function batchFingerprint(offered: readonly OfferedRecord[]): string {
+  return createHash('sha256').update(canonicalText(offered, 'body'), 'utf8').digest('hex');
+}
+
+/** Row 14: registered kinds' bodies parsed by their schema; others kept as offered. */
+function parsedBodies(offered: readonly OfferedRecord[]): unknown[] {
+  const errors: FieldError[] = [];
+  const bodies = offered.map((record, index) => {
+    const schema = bodySchemaFor(record.kind);
+    if (schema === undefined) return record.body;
+    const result = schema.safeParse(record.body);
+    if (result.success) return result.data;
+    errors.push(...toFieldErrors(result.error, 'body', [index, 'body']));
+    return undefined;
+  });
+  const first = errors[0];
+  if (first !== undefined) {
+    throw new InvalidRequest('invalid_request', `${first.field} ${first.reason}`, {
+      field: first.field,
+      reason: first.reason,
+      errors,
+    });
+  }
+  return bodies;
+}
+
+/** A batch the filter admitted: the offer and its stamped envelopes. */
+export interface AdmittedBatch {
+  readonly credential: WriterCredential;
+  readonly offered: readonly OfferedRecord[];
+  readonly envelopes: readonly OfferedEnvelope[];
+}
+
+/**
+ * Stamps a batch from its credential and runs the write filter (part D, row 85). Needs
+ * nothing of the session, so a refusal (403) answers before "no such session" (404).
+ * @throws Forbidden `filter_refused` with `index`, `kind` and `reason`.
+ */
+export function admitRecords(
+  credential: WriterCredential,
+  offered: readonly OfferedRecord[],
+  cause: Envelope | null = null,
+): AdmittedBatch {
+  // Part D: the producer and the idem slot come from the credential, never the body.
+  const envelopes: OfferedEnvelope[] = offered.map((record, index) => ({
+    kind: record.kind,
+    producer: credential.producer,
+    to: null,
+    idem:
+      credential.audience === 'grant' && credential.cause !== undefined
+        ? completionIdem(credential.cause)
+        : holderIdem(credential.key, index),
+  }));
+  const verdict = filterBatch(credential, envelopes, cause);
+  if (!verdict.accepted) {
+    throw new Forbidden(
+      'filter_refused',
+      `record ${verdict.index} (${verdict.kind.name}@${verdict.kind.version}) is refused: ${verdict.reason}`,
+      { extensions: { index: verdict.index, kind: verdict.kind, reason: verdict.reason } },
+    );
+  }
+  return { credential, offered, envelopes };
+}
+
+/**
+ * Lands an admitted batch on `stream`: registered kinds' bodies (400), body sizes (413),
+ * then one log-store append (replay, 409 `idempotency_conflict`, 409 `session_archived`).
+ */
+export async function landRecords(
+  options: IntakeOptions,
+  stream: string,
+  batch: AdmittedBatch,
+): Promise<AppendOutcome> {
+  const { credential, offered, envelopes } = batch;
+  const bodies = parsedBodies(offered);
+  const records: PendingRecord[] = envelopes.map((envelope, index) => {
+    const stored =
+      options.seal === undefined ? bodies[index] : options.seal(envelope.kind, bodies[index]);
+    const field = `body.${index}.body`;
+    const body = canonicalText(stored, field);
+    // Row 12: size is the bytes of the stored canonical body; row 87 bounds it.
+    if (Buffer.byteLength(body, 'utf8') > MAX_RECORD_BODY_BYTES) {
+      throw new PayloadTooLarge(
+        'record_too_large',
+        `${field} is over ${MAX_RECORD_BODY_BYTES} bytes of canonical JSON`,
+        { field, reason: `must be at most ${MAX_RECORD_BODY_BYTES} bytes of canonical JSON` },
+      );
+    }
+    return { ...envelope, body };
+  });
+  const result = await options.logStore.append({
+    stream,
+    records,
+    key: credential.key,
+    fingerprint: batchFingerprint(offered),
+  });
+  return { outcome: result.outcome, envelopes: result.records.map((record) => record.envelope) };
+}

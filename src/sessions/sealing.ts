@@ -1,0 +1,154 @@
+/**
+ * Sealed layers (decisions part D, "Sealing"): call `args` and completion `result` are an
+ * inner layer of the record body, encrypted per tenant with AES-256-GCM. The stored form
+ * keeps the layer's digest and size in the clear beside the ciphertext,
+ *
+ *     {"sealed": {"digest": "sha256:…", "size": n, "box": "<base64url iv ‖ tag ‖ ciphertext>"}}
+ *
+ * so a public face serves `{"sealed": {digest, size}}` (records.ts `Sealed`) by dropping
+ * `box`, with no key at hand, while the opened audit and the layer's own executor decrypt.
+ *
+ * The digest is SHA-256 over the RFC 8785 (JCS) form of the plaintext and `size` its
+ * length in bytes, so anyone holding the plaintext (the model's side, an executor checking
+ * its gate) computes the same digest. Each tenant's key is derived from the one root key
+ * with HKDF-SHA256 under its own label, the way `secret-box.ts` derives its keys, so a
+ * layer copied into another tenant's session does not open; the digest is the GCM
+ * additional data, so a box moved under another layer's digest does not open either.
+ */
+import { createCipheriv, createDecipheriv, createHash, hkdfSync, randomBytes } from 'node:crypto';
+import canonicalize from 'canonicalize';
+
+const IV_BYTES = 12;
+const TAG_BYTES = 16;
+const DIGEST = /^sha256:[0-9a-f]{64}$/;
+
+/** A layer's public description: what a public face serves in its place. */
+export interface LayerDescription {
+  /** `sha256:` and the hex SHA-256 of the plaintext's RFC 8785 form. */
+  readonly digest: string;
+  /** Bytes of that form. */
+  readonly size: number;
+}
+
+/** A sealed layer as stored in a record body. */
+export interface StoredLayer {
+  readonly sealed: LayerDescription & {
+    /** `base64url(iv ‖ tag ‖ ciphertext)` of the plaintext's RFC 8785 form. */
+    readonly box: string;
+  };
+}
+
+/** What opening a layer gave: the plaintext value, or why it did not open. */
+export type LayerOpening =
+  { readonly ok: true; readonly value: unknown } | { readonly ok: false; readonly error: string };
+
+/**
+ * The sealing key of one tenant: HKDF-SHA256 of the 32-byte root key (`AppDeps.sealKey`,
+ * the service's secrets key) under the label `session-layer/<tenant>`.
+ */
+export function tenantSealKey(root: Buffer, tenant: string): Buffer {
+  if (root.length !== 32) throw new TypeError('the sealing root key must be 32 bytes');
+  return Buffer.from(hkdfSync('sha256', root, Buffer.alloc(0), `session-layer/${tenant}`, 32));
+}
+
+/** RFC 8785 text of a value; an absent value reads as `null`. */
+function canonical(value: unknown): string {
+  return canonicalize(value) ?? 'null';
+}
+
+function describe(text: string): LayerDescription {
+  return {
+    digest: `sha256:${createHash('sha256').update(text, 'utf8').digest('hex')}`,
+    size: Buffer.byteLength(text, 'utf8'),
+  };
+}
+
+/** The digest and size of a plaintext layer, as its sealed form would carry them. */
+export function describeLayer(value: unknown): LayerDescription {
+  return describe(canonical(value));
+}
+
+/** Seals `value` under a tenant's key (`tenantSealKey`): the form to store in the body. */
+export function sealLayer(value: unknown, tenantKey: Buffer): StoredLayer {
+  const text = canonical(value);
+  const description = describe(text);
+  const iv = randomBytes(IV_BYTES);
+  const cipher = createCipheriv('aes-256-gcm', tenantKey, iv, { authTagLength: TAG_BYTES });
+  cipher.setAAD(Buffer.from(description.digest, 'utf8'));
+  const ciphertext = Buffer.concat([cipher.update(text, 'utf8'), cipher.final()]);
+  const box = Buffer.concat([iv, cipher.getAuthTag(), ciphertext]).toString('base64url');
+  return { sealed: { ...description, box } };
+}
+
+/** True when `value` has the shape of a stored sealed layer (ciphertext included). */
+export function isStoredLayer(value: unknown): value is StoredLayer {
+  if (typeof value !== 'object' || value === null || !('sealed' in value)) return false;
+  const { sealed } = value;
+  return (
+    typeof sealed === 'object' &&
+    sealed !== null &&
+    'digest' in sealed &&
+    typeof sealed.digest === 'string' &&
+    DIGEST.test(sealed.digest) &&
+    'size' in sealed &&
+    typeof sealed.size === 'number' &&
+    'box' in sealed &&
+    typeof sealed.box === 'string'
+  );
+}
+
+/**
+ * The public face of a layer (part D): `{sealed: {digest, size}}`. A stored layer gives
+ * its own description; anything else (a plaintext layer a record landed unsealed) is
+ * described from its value, so a public face never shows plaintext.
+ */
+export function publicLayer(value: unknown): { readonly sealed: LayerDescription } {
+  if (isStoredLayer(value)) {
+    return { sealed: { digest: value.sealed.digest, size: value.sealed.size } };
+  }
+  return { sealed: describeLayer(value) };
+}
+
+/**
+ * Opens a stored layer under a tenant's key. A value that is not a sealed layer is
+ * plaintext already and answers itself; a layer that does not decrypt, or whose
+ * plaintext does not match its digest, answers why.
+ */
+export function openLayer(stored: unknown, tenantKey: Buffer): LayerOpening {
+  if (!isStoredLayer(stored)) {
+    if (typeof stored === 'object' && stored !== null && 'sealed' in stored) {
+      return { ok: false, error: 'the sealed layer carries no ciphertext' };
+    }
+    return { ok: true, value: stored };
+  }
+  const { digest, box } = stored.sealed;
+  const bytes = Buffer.from(box, 'base64url');
+  if (bytes.length < IV_BYTES + TAG_BYTES) {
+    return { ok: false, error: 'the sealed layer is truncated' };
+  }
+  let text: string;
+  try {
+    const decipher = createDecipheriv('aes-256-gcm', tenantKey, bytes.subarray(0, IV_BYTES), {
+      authTagLength: TAG_BYTES,
+    });
+    decipher.setAAD(Buffer.from(digest, 'utf8'));
+    decipher.setAuthTag(bytes.subarray(IV_BYTES, IV_BYTES + TAG_BYTES));
+    text = Buffer.concat([
+      decipher.update(bytes.subarray(IV_BYTES + TAG_BYTES)),
+      decipher.final(),
+    ]).toString('utf8');
+  } catch {
+    return {
+      ok: false,
+      error: "the sealed layer does not open under the tenant's key (altered or moved)",
+    };
+  }
+  if (describe(text).digest !== digest) {
+    return { ok: false, error: 'the opened layer does not match its digest' };
+  }
+  try {
+    return { ok: true, value: JSON.parse(text) as unknown };
+  } catch {
+    return { ok: false, error: 'the opened layer is not JSON' };
+  }
+}

@@ -1,0 +1,154 @@
+/**
+ * Session tokens (interface 5 rules 2 and 3, decisions rows 31 to 33, 69): a JWT for the
+ * `session` audience naming the session it attaches to (`sid`), the producer it writes as
+ * (`sub`: `principal:<n>` or `console:<user>`), its idempotency key (`idk`, row 9), its
+ * scopes (`scp`) and the session's tenant (`tid`). It lives one hour; `expires` is ms.
+ *
+ * Verifying a JWT (an Ed25519 signature check) is the dearest step of an append, and a
+ * client sends one token many times, so verified tokens are kept in a bounded cache by
+ * their text: a hit costs one map lookup and an expiry check against the clock. A token
+ * that fails never enters the cache, so a forged one is checked every time.
+ */
+import { errors as joseErrors } from 'jose';
+import type { TokenService, VerifiedToken } from '../auth/tokens.ts';
+import type { Clock, Entropy } from '../clock.ts';
+import { Unauthenticated } from '../errors.ts';
+
+/** Decisions row 31: a session token lives one hour. */
+export const SESSION_TOKEN_TTL_MS = 60 * 60 * 1000;
+
+/** What a session token may do (row 32 `scp`). */
+export type SessionScope = 'read' | 'append' | 'claim' | 'complete';
+
+/** The scopes of a token minted by POST /sessions or a token endpoint. */
+export const HOLDER_SCOPES: readonly SessionScope[] = ['read', 'append'];
+
+/** A verified session or grant token, as the session routes read it. */
+export interface SessionCredential {
+  /** `session` for a holder's token, `grant` for an executor's grant of one call. */
+  readonly audience: 'session' | 'grant';
+  /** The producer the holder writes as (part D), from `sub`. */
+  readonly producer: string;
+  /** The session the token attaches to (`sid`); `''` if the token names none. */
+  readonly session: string;
+  /** The token's idempotency key (`idk`, row 9); `''` if it carries none. */
+  readonly key: string;
+  readonly scopes: ReadonlySet<string>;
+  /** The tenant of the session (`tid`). */
+  readonly tenant: string | null;
+  /** Expiry, Unix ms. */
+  readonly expires: number;
+}
+
+/** What a new token is for. */
+export interface SessionTokenRequest {
+  readonly session: string;
+  /** `principal:<n>` or `console:<user>`. */
+  readonly producer: string;
+  readonly tenant: string;
+  readonly scopes?: readonly SessionScope[];
+}
+
+/** 2.9 without the session id. */
+export interface MintedSessionToken {
+  readonly token: string;
+  readonly expires: number;
+}
+
+export interface SessionTokensOptions {
+  readonly tokens: TokenService;
+  readonly clock: Clock;
+  readonly entropy: Entropy;
+  /** Verified tokens kept; the oldest is dropped first. Default 10 000. */
+  readonly cacheSize?: number;
+}
+
+/** Mints session tokens and verifies them, with a cache of verified ones. */
+export class SessionTokens {
+  readonly #tokens: TokenService;
+  readonly #clock: Clock;
+  readonly #entropy: Entropy;
+  readonly #cacheSize: number;
+  readonly #verified = new Map<string, SessionCredential>();
+
+  constructor(options: SessionTokensOptions) {
+    this.#tokens = options.tokens;
+    this.#clock = options.clock;
+    this.#entropy = options.entropy;
+    this.#cacheSize = Math.max(1, options.cacheSize ?? 10_000);
+  }
+
+  /** Mints a token attaching to one session, with a fresh idempotency key (rows 9, 31). */
+  async mint(request: SessionTokenRequest): Promise<MintedSessionToken> {
+    const minted = await this.#tokens.mint(
+      'session',
+      {
+        sub: request.producer,
+        sid: request.session,
+        idk: this.#entropy.bytes(16).toString('base64url'),
+        scp: request.scopes ?? HOLDER_SCOPES,
+        tid: request.tenant,
+      },
+      SESSION_TOKEN_TTL_MS,
+    );
+    return { token: minted.token, expires: minted.expires };
+  }
+
+  /**
+   * Verifies a session token, or a grant token when `grants` is set (row 69: the status
+   * route must tell a grant, which it refuses with 403, from a token that does not verify).
+   * @throws Unauthenticated when the token does not verify, is expired, or is for
+   *   another audience.
+   */
+  async verify(token: string, options: { grants?: boolean } = {}): Promise<SessionCredential> {
+    const cached = this.#verified.get(token);
+    if (cached !== undefined && cached.expires > this.#clock.now()) {
+      if (cached.audience === 'grant' && options.grants !== true) throw wrongAudience();
+      return cached;
+    }
+    this.#verified.delete(token);
+    let verified: VerifiedToken;
+    try {
+      verified = await this.#tokens.verify(token, 'session');
+    } catch (error) {
+      if (options.grants !== true || !isAudienceFailure(error)) throw error;
+      // Not a session token: a grant, or else the first failure says why.
+      verified = await this.#tokens.verify(token, 'grant').catch(() => {
+        throw error;
+      });
+    }
+    const credential = credentialOf(verified);
+    this.#remember(token, credential);
+    return credential;
+  }
+
+  #remember(token: string, credential: SessionCredential): void {
+    if (this.#verified.size >= this.#cacheSize) {
+      const oldest = this.#verified.keys().next();
+      if (oldest.done !== true) this.#verified.delete(oldest.value);
+    }
+    this.#verified.set(token, credential);
+  }
+}
+
+function credentialOf(token: VerifiedToken): SessionCredential {
+  return {
+    audience: token.aud === 'grant' ? 'grant' : 'session',
+    producer: token.sub,
+    session: typeof token.sid === 'string' ? token.sid : '',
+    key: typeof token.idk === 'string' ? token.idk : '',
+    scopes: new Set(Array.isArray(token.scp) ? token.scp : []),
+    tenant: typeof token.tid === 'string' ? token.tid : null,
+    expires: token.expires,
+  };
+}
+
+function isAudienceFailure(error: unknown): boolean {
+  if (!(error instanceof Unauthenticated)) return false;
+  const cause = error.cause;
+  return cause instanceof joseErrors.JWTClaimValidationFailed && cause.claim === 'aud';
+}
+
+function wrongAudience(): Unauthenticated {
+  return new Unauthenticated('the token is not for the session audience', true);
+}

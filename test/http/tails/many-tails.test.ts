@@ -1,0 +1,67 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startTestApp, type TestApp, type TestAppOptions } from '../../support/app.ts';
+import { TEST_REDIS_URL } from '../../support/services.ts';
+import {
+  append,
+  archive,
+  cursors,
+  ndjsonTail,
+  openTestSession,
+  record,
+  tokenFor,
+  within,
+  wsTail,
+  type OpenTail,
+} from './tail-fixture.ts';
+
+const TAILS = 200;
+const APPENDS = 300;
+
+describe.each<[string, TestAppOptions]>([
+  ['the embedded default', {}],
+  ['Redis', { redisUrl: TEST_REDIS_URL }],
+])(`${TAILS} concurrent tails and a fast appender on %s`, (_backend, options) => {
+  let harness: TestApp;
+  let base: string;
+
+  beforeAll(async () => {
+    harness = await startTestApp(options);
+    base = await harness.app.listen({ port: 0, host: '127.0.0.1' });
+  });
+  afterAll(async () => {
+    await harness.close();
+  });
+
+  it('every tail receives every record once and in order', async () => {
+    const session = await openTestSession(harness);
+    const token = await tokenFor(harness, session);
+    const headers = { authorization: `Bearer ${token}` };
+    const path = `/sessions/${session.id}/events?from=1`;
+    // Half over NDJSON, half over WebSocket, all attached before the first append.
+    const tails: OpenTail[] = await Promise.all(
+      Array.from({ length: TAILS }, (_, i) =>
+        i % 2 === 0
+          ? ndjsonTail(base, path, headers)
+          : wsTail(`${base.replace('http', 'ws')}${path}`, { headers }),
+      ),
+    );
+    // One record per append, as fast as the store takes them, some in small batches.
+    for (let i = 0; i < APPENDS; i += 1) {
+      const size = i % 10 === 0 ? 3 : 1;
+      await append(
+        harness,
+        session.id,
+        Array.from({ length: size }, (_, j) => record('message.submitted', { text: `${i}.${j}` })),
+      );
+    }
+    await archive(harness, session.id);
+    const head = (await harness.stores.log.head(session.id))?.head ?? 0;
+    expect(head).toBe(1 + APPENDS + (APPENDS / 10) * 2 + 1);
+    await within(30_000, Promise.all(tails.map((tail) => tail.done)), 'every tail to end');
+    const expected = Array.from({ length: head }, (_, i) => i + 1);
+    for (const [i, tail] of tails.entries()) {
+      expect(cursors(tail.lines), `tail ${i}`).toEqual(expected);
+      expect(tail.lines).toHaveLength(head);
+    }
+  }, 60_000);
+});
