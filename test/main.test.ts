@@ -81,6 +81,25 @@ describe('npm start on the embedded default', () => {
     expect(await healthyWithin(url, 15_000)).toBeLessThan(15_000);
     expect(first.stderr()).toMatch(/Operator token \(shown once, keep it safe\): op_/);
     const key = await readFile(path.join(dataDir, 'keys', 'signing.pem'), 'utf8');
+    // Store something through the API: a tenant, created with the operator grant.
+    const operator = /Operator token \(shown once, keep it safe\): (op_\S+)/.exec(
+      first.stderr(),
+    )?.[1];
+    const signIn = async () => {
+      const response = await fetch(`${url}/console/token`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${operator ?? ''}`, 'content-type': 'application/json' },
+        body: JSON.stringify({ user: 'ada', tenant: 'acme' }),
+      });
+      expect(response.status).toBe(200);
+      return ((await response.json()) as { token: string }).token;
+    };
+    const created = await fetch(`${url}/console/tenant`, {
+      method: 'PUT',
+      headers: { authorization: `Bearer ${await signIn()}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ name: 'Acme' }),
+    });
+    expect(created.status).toBe(201);
     // Issue 3: the embedded service idles under 200 MB of resident memory.
     await new Promise((resolve) => setTimeout(resolve, 500));
     expect(await residentMb(first.child.pid ?? 0)).toBeLessThan(200);
@@ -91,6 +110,12 @@ describe('npm start on the embedded default', () => {
     await healthyWithin(url, 15_000);
     expect(second.stderr()).not.toContain('Operator token');
     expect(await readFile(path.join(dataDir, 'keys', 'signing.pem'), 'utf8')).toBe(key);
+    // The operator token printed on the first start still signs in, and the tenant is there.
+    const memberships = await fetch(`${url}/console/memberships`, {
+      headers: { authorization: `Bearer ${await signIn()}` },
+    });
+    expect(memberships.status).toBe(200);
+    expect(await memberships.json()).toEqual([{ tenant: 'acme', role: 'owner' }]);
     second.child.kill('SIGINT');
     expect(await second.exit).toBe(0);
   }, 45_000);
