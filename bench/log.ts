@@ -16,10 +16,10 @@
  * The whole run takes about a minute. REDIS_URL and DATABASE_URL pick the servers.
  */
 import { randomUUID } from 'node:crypto';
-import { availableParallelism, loadavg } from 'node:os';
 import { monitorEventLoopDelay, performance } from 'node:perf_hooks';
 import type { LogStore, PendingRecord } from '../src/storage/log-store.ts';
 import { postgresBackend, redisBackend, sqliteBackend, type Backend } from './log-backends.ts';
+import { loadAverage, ms, rate, table } from './table.ts';
 
 const REDIS_URL = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
 const DATABASE_URL = process.env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
@@ -158,9 +158,6 @@ async function tailLatency(writer: LogStore, reader: LogStore, streams: number):
   };
 }
 
-const rate = (n: number) => Math.round(n).toLocaleString('en-US');
-const ms = (n: number) => n.toFixed(2);
-
 async function measure(backend: Backend, appendRows: string[][], tailRows: string[][]) {
   const store = await backend.open();
   const reader = backend.tailsElsewhere ? await backend.open() : store;
@@ -200,23 +197,11 @@ async function measure(backend: Backend, appendRows: string[][], tailRows: strin
   }
 }
 
-function table(header: string[], rows: string[][]): string {
-  const widths = header.map((h, i) =>
-    Math.max(h.length, ...rows.map((row) => row[i]?.length ?? 0)),
-  );
-  const line = (cells: string[]) => cells.map((cell, i) => cell.padEnd(widths[i] ?? 0)).join('  ');
-  return [line(header), line(widths.map((w) => '-'.repeat(w))), ...rows.map(line)].join('\n');
-}
-
 const appendRows: string[][] = [];
 const tailRows: string[][] = [];
 const skipped: string[] = [];
 const began = performance.now();
-const load = () =>
-  loadavg()
-    .map((n) => n.toFixed(2))
-    .join(' ');
-console.log(`load average at start: ${load()} (on ${availableParallelism()} cores)`);
+console.log(`load average at start: ${loadAverage()}`);
 for (const [name, connect] of [
   ['redis', () => redisBackend(REDIS_URL)],
   ['postgres', () => postgresBackend(DATABASE_URL)],
@@ -272,5 +257,5 @@ console.log('append p99: from the append call to its answer (the queue the tails
 console.log('p99 from answer: from the append answering to delivery, the tail path without');
 console.log('  the append queue (0 when the record arrived first)');
 console.log("loop p99: the bench process's own event-loop delay meanwhile (stalls, not the store)");
-console.log(`load average at end: ${load()}`);
+console.log(`load average at end: ${loadAverage()}`);
 console.log(`whole run: ${((performance.now() - began) / 1000).toFixed(1)} s`);

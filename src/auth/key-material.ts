@@ -4,7 +4,7 @@
  * when absent, is generated once into `DATA_DIR/keys` (mode 0600) so that tokens and
  * sealed values survive restarts.
  */
-import { createHash, createPublicKey, randomBytes } from 'node:crypto';
+import { createHash, createPublicKey, hash, randomBytes } from 'node:crypto';
 import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { exportPKCS8, generateKeyPair, importPKCS8, importSPKI, type CryptoKey } from 'jose';
@@ -63,9 +63,13 @@ async function signingKeyFrom(pem: string): Promise<SigningKey> {
   return { privateKey, publicKey, kid };
 }
 
-/** SHA-256 hex of an opaque credential: what the stores keep instead of the credential. */
+/**
+ * SHA-256 hex of an opaque credential: what the stores keep instead of the credential.
+ * One-shot `hash` gives the same digest as `createHash` without a Hash object; it runs
+ * on every request (the rate-limit key, `src/app.ts`).
+ */
 export function hashCredential(credential: string): string {
-  return createHash('sha256').update(credential).digest('hex');
+  return hash('sha256', credential, 'hex');
 }
 
 /** Loads the key material from configuration or `DATA_DIR/keys`, generating what is missing. */

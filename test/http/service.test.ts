@@ -93,4 +93,26 @@ describe('logging', () => {
     expect(String(requests[0]?.url)).toContain('access_token=%5BRedacted%5D');
     await harness.close();
   });
+
+  it('writes an error through the request logger with the request id, redacted', async () => {
+    const secret = 'eyJhbGciOiJFZERTQSJ9.ZXJyb3Itc2VjcmV0.c2lnbmF0dXJl';
+    const harness = await startTestApp({
+      routes: (app) => {
+        app.get('/probe/fails', () => {
+          throw Object.assign(new Error('the probe failed'), { token: secret });
+        });
+      },
+    });
+    const response = await harness.app.inject({
+      method: 'GET',
+      url: '/probe/fails',
+      headers: { 'x-request-id': 'trace-500' },
+    });
+    expect(response.statusCode).toBe(500);
+    const failed = harness.logs.lines().filter((line) => line.msg === 'request failed');
+    expect(failed).toHaveLength(1);
+    expect(failed[0]).toMatchObject({ reqId: 'trace-500', err: { token: '[Redacted]' } });
+    expect(harness.logs.text()).not.toContain(secret);
+    await harness.close();
+  });
 });

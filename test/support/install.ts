@@ -54,7 +54,7 @@ export interface InstallOptions {
 
 /** Writes an install with a fresh key, as a consent would. */
 export async function createInstall(
-  harness: TestApp,
+  harness: Pick<TestApp, 'stores'>,
   options: InstallOptions = {},
 ): Promise<TestInstall> {
   const tenant = options.tenant ?? `t-${randomUUID().slice(0, 8)}`;

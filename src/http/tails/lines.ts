@@ -16,7 +16,7 @@
 import type { Clock } from '../../clock.ts';
 import type { TailLine } from '../../schemas/records.ts';
 import { present, type Face } from '../../sessions/faces.ts';
-import type { LogStore } from '../../storage/log-store.ts';
+import type { LogStore, StoredRecord } from '../../storage/log-store.ts';
 
 /** setTimeout's largest delay; a later expiry is re-armed when this one fires. */
 const MAX_DELAY_MS = 2_147_483_647;
@@ -37,6 +37,43 @@ export interface TailLinesOptions {
   readonly signal: AbortSignal;
   /** Hears why the log could not be read; the reader is told only that it could not. */
   readonly onError: (error: unknown) => void;
+  /** Shares the public face's lines between the tails of one app (`SharedLines`). */
+  readonly shared?: SharedLines;
+}
+
+/**
+ * The public face's line of each landed record, and the JSON text of lines, made once
+ * however many tails serve them. A store's fan-out hands every tail of a stream the same
+ * record object, so a record that reaches a thousand principals' tails is parsed,
+ * presented and stringified once instead of a thousand times (`npm run bench`). Lines are
+ * never changed once made, so tails can share them; both maps hold their keys weakly, so
+ * a record leaves them once no tail holds it. Other faces depend on their reader and are
+ * presented per tail, as before.
+ */
+export class SharedLines {
+  readonly #lines = new WeakMap<StoredRecord, TailLine | null>();
+  readonly #texts = new WeakMap<TailLine, string>();
+
+  /** `present(record, face)`, from the shared line when the face is public. */
+  present(record: StoredRecord, face: Face): TailLine | null {
+    if (face.kind !== 'public') return present(record, face);
+    let line = this.#lines.get(record);
+    if (line === undefined) {
+      line = present(record, face);
+      this.#lines.set(record, line);
+    }
+    return line;
+  }
+
+  /** `JSON.stringify(line)`, made once per line. */
+  readonly text = (line: TailLine): string => {
+    let text = this.#texts.get(line);
+    if (text === undefined) {
+      text = JSON.stringify(line);
+      this.#texts.set(line, text);
+    }
+    return text;
+  };
 }
 
 /** A signal that aborts once `clock` passes `at` (ms); `clear` stops its timer. */
@@ -64,10 +101,37 @@ function end(code: string, message: string, cursor: number | null): TailLine {
   return { Err: { code, message, cursor } };
 }
 
+/**
+ * A signal aborted when any of `signals` is, and `release` to stop listening. The tail
+ * reads it once or twice per record per tail; `AbortSignal.any`'s `aborted` walks its
+ * sources on every read, which with a thousand tails of one session was a tenth of the
+ * server's time (`npm run bench`), where a plain controller's is a field.
+ */
+function anyOf(signals: readonly AbortSignal[]): { signal: AbortSignal; release: () => void } {
+  const controller = new AbortController();
+  const abort = (event: Event): void => {
+    controller.abort((event.target as AbortSignal).reason);
+  };
+  for (const source of signals) {
+    if (source.aborted) {
+      controller.abort(source.reason);
+      break;
+    }
+    source.addEventListener('abort', abort, { once: true });
+  }
+  return {
+    signal: controller.signal,
+    release: () => {
+      for (const source of signals) source.removeEventListener('abort', abort);
+    },
+  };
+}
+
 /** The lines of one tail, in cursor order; see the module comment for how it ends. */
 export async function* tailLines(options: TailLinesOptions): AsyncGenerator<TailLine, void> {
   const { expired } = options;
-  const signal = AbortSignal.any([options.signal, options.shutdown, expired]);
+  // Released when the tail ends: the shutdown signal outlives every tail.
+  const { signal, release } = anyOf([options.signal, options.shutdown, expired]);
   // The cursor a reader resumes from: one past the last record this tail went past.
   let next = Math.max(1, options.from);
   const why = (): TailLine | null => {
@@ -88,7 +152,10 @@ export async function* tailLines(options: TailLinesOptions): AsyncGenerator<Tail
     });
     for await (const record of records) {
       next = record.envelope.cursor + 1;
-      const line = present(record, options.face);
+      const line =
+        options.shared === undefined
+          ? present(record, options.face)
+          : options.shared.present(record, options.face);
       if (line !== null) yield line;
       if (signal.aborted) break;
     }
@@ -98,6 +165,8 @@ export async function* tailLines(options: TailLinesOptions): AsyncGenerator<Tail
       yield end('read_failed', 'the log could not be read; tail again to read on', next);
       return;
     }
+  } finally {
+    release();
   }
   const last = why();
   if (last !== null) yield last;

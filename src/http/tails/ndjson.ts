@@ -49,12 +49,14 @@ async function drained(raw: ServerResponse, cut: AbortSignal): Promise<boolean> 
  * Answers 200 with the lines of `source` as JSON lines on the hijacked reply and ends the
  * response when the source ends. `cut` ends a writer stuck behind a reader that stopped
  * reading (the service stops): the response is then destroyed, since nothing more can
- * reach that reader. Headers set by hooks (request id, rate limits) are kept.
+ * reach that reader. Headers set by hooks (request id, rate limits) are kept. `text`
+ * writes a line (`JSON.stringify` unless the caller shares lines' text, `SharedLines`).
  */
-export async function writeJsonLines(
+export async function writeJsonLines<T>(
   reply: FastifyReply,
-  source: AsyncIterable<unknown>,
+  source: AsyncIterable<T>,
   cut: AbortSignal,
+  text: (line: T) => string = JSON.stringify,
 ): Promise<void> {
   const headers = reply.getHeaders();
   void reply.hijack();
@@ -72,7 +74,7 @@ export async function writeJsonLines(
   try {
     for await (const line of source) {
       if (raw.destroyed) break;
-      if (!raw.write(`${JSON.stringify(line)}\n`) && !(await drained(raw, cut))) {
+      if (!raw.write(`${text(line)}\n`) && !(await drained(raw, cut))) {
         raw.destroy();
         break;
       }

@@ -15,7 +15,7 @@ import { TailLine, TailQuery } from '../../schemas/records.ts';
 import { SessionTokens } from '../../sessions/tokens.ts';
 import type { LogStore } from '../../storage/log-store.ts';
 import { problemResponses } from '../openapi-responses.ts';
-import { deadline, tailLines } from './lines.ts';
+import { deadline, SharedLines, tailLines } from './lines.ts';
 import { jsonStreamAnswer, writeJsonLines } from './ndjson.ts';
 import { sessionReader, type TailReader } from './session-reader.ts';
 import { sendLines, WEBSOCKET_LIMITS, type WebSocketLimits } from './websocket.ts';
@@ -58,6 +58,8 @@ export function sessionTailRoutes(
     }),
     sealKey: deps.sealKey,
   };
+  // One per app: every tail of the app shares the public face's lines (see SharedLines).
+  const shared = new SharedLines();
   // The reader verified before the handler runs, so that an upgrade is refused as HTTP.
   const readers = new WeakMap<FastifyRequest, TailReader>();
   const readerOf = (request: FastifyRequest): TailReader => {
@@ -82,6 +84,7 @@ export function sessionTailRoutes(
       onError: (error) => {
         request.log.error({ err: error }, 'tail read failed');
       },
+      shared,
     });
     return { lines, expired: expiry.signal, close: expiry.clear };
   };
@@ -114,7 +117,12 @@ export function sessionTailRoutes(
       });
       const tail = open(request, gone.signal);
       try {
-        await writeJsonLines(reply, tail.lines, AbortSignal.any([deps.shutdown, tail.expired]));
+        await writeJsonLines(
+          reply,
+          tail.lines,
+          AbortSignal.any([deps.shutdown, tail.expired]),
+          shared.text,
+        );
       } catch (error) {
         request.log.error({ err: error }, 'tail failed');
         reply.raw.destroy();
@@ -129,7 +137,10 @@ export function sessionTailRoutes(
       });
       const tail = open(request, gone.signal);
       try {
-        await sendLines(socket, tail.lines, deps.shutdown, limits);
+        await sendLines(socket, tail.lines, deps.shutdown, limits, {
+          wire: request.raw.socket,
+          text: shared.text,
+        });
       } catch (error) {
         request.log.error({ err: error }, 'tail failed');
         socket.terminate();

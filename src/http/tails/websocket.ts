@@ -8,7 +8,17 @@
  * the reader is lagging and the connection is closed with 1013 (try again later) and a
  * reason, rather than holding its records in memory. The reader tails again from the
  * cursor after the last record it received.
+ *
+ * Coalescing: `ws` writes each message to the connection at once, one system call per
+ * message, where the NDJSON tail's writes are corked by Node's HTTP response until the
+ * end of the tick. A record fanned out to many tails reaches all of them in one tick, and
+ * a busy server finds several records per tail at once; written one call per message, a
+ * thousand tails of one session spent most of the server's time in those calls (`npm run
+ * bench`). So the connection under the socket (`wire`) is corked when a tick's first line
+ * is sent and uncorked on the next tick, as Node's HTTP does: the same bytes in the same
+ * order, no later than the end of the tick.
  */
+import type { Socket } from 'node:net';
 import { WebSocket } from 'ws';
 
 /** What the tail needs of a socket. */
@@ -16,6 +26,25 @@ export type TailSocket = Pick<
   WebSocket,
   'send' | 'close' | 'terminate' | 'readyState' | 'bufferedAmount'
 >;
+
+/** The connection a WebSocket writes to (the upgraded request's socket). */
+export type TailWire = Pick<Socket, 'cork' | 'uncork'>;
+
+/** Corks `wire` until the next tick on the first call of a tick; nothing without a wire. */
+function corkTicks(wire: TailWire | undefined): () => void {
+  if (wire === undefined) return () => undefined;
+  let corked = false;
+  const uncork = (): void => {
+    corked = false;
+    wire.uncork();
+  };
+  return () => {
+    if (corked) return;
+    corked = true;
+    wire.cork();
+    process.nextTick(uncork);
+  };
+}
 
 /** Read anew on every call: the state changes while a send waits. */
 function isOpen(socket: TailSocket): boolean {
@@ -92,12 +121,21 @@ export async function sendLines(
   source: AsyncIterable<TailLine>,
   cut: AbortSignal,
   limits: WebSocketLimits = WEBSOCKET_LIMITS,
+  options: {
+    /** The connection under `socket`, corked per tick (see the file header). */
+    readonly wire?: TailWire;
+    /** Writes a line; `JSON.stringify` unless the caller shares lines' text. */
+    readonly text?: (line: TailLine) => string;
+  } = {},
 ): Promise<void> {
+  const text = options.text ?? JSON.stringify;
+  const cork = corkTicks(options.wire);
   let last: TailLine | undefined;
   for await (const line of source) {
     if (!isOpen(socket)) return;
+    cork();
     const flushed = new Promise<void>((resolve) => {
-      socket.send(JSON.stringify(line), () => {
+      socket.send(text(line), () => {
         resolve();
       });
     });

@@ -1,0 +1,178 @@
+/**
+ * The server side of `npm run bench` (`bench/http.ts`), run as a child process so the
+ * load generator never shares its event loop. It serves, on loopback:
+ *
+ * - the real app (`createApp` from `src/app.ts`) with its log store on Redis, under a
+ *   fresh key prefix, and its control store in SQLite in a temp folder (or PostgreSQL in
+ *   a fresh schema when DATABASE_URL is set), logging at `info` to /dev/null through the
+ *   service's own logger (redaction included);
+ * - the bare baseline (`http-bare.ts`) on its own port, on the same Redis.
+ *
+ * It writes one install (as consent would, `test/support/install.ts`) and tells the
+ * parent over IPC: `{ type: 'ready', app, bare, installKey }`, and answers `{ type: 'cpu' }` with
+ * its CPU time so far in µs. On `{ type: 'stop' }` (or
+ * when the parent goes) it closes everything, drops every key, schema and folder it made,
+ * and exits, which also writes a `--cpu-prof` profile when the parent asked for one.
+ */
+import { randomBytes } from 'node:crypto';
+import { mkdtemp, rm } from 'node:fs/promises';
+import type { AddressInfo } from 'node:net';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { Redis } from 'ioredis';
+import pg from 'pg';
+import { pino } from 'pino';
+import { createApp } from '../src/app.ts';
+import { loadKeyMaterial } from '../src/auth/key-material.ts';
+import { TokenService } from '../src/auth/tokens.ts';
+import { systemClock, systemEntropy } from '../src/clock.ts';
+import { createLogger } from '../src/logger.ts';
+import type { ControlStore } from '../src/storage/control-store.ts';
+import { openRedisLogStore } from '../src/storage/redis/store.ts';
+import {
+  openPostgresControlStore,
+  openSqliteControlStore,
+  SQLITE_FILE,
+} from '../src/storage/sql/open.ts';
+import { createInstall } from '../test/support/install.ts';
+import { startBareServer } from './http-bare.ts';
+
+/** What the parent hears once everything listens. */
+export interface ServerReady {
+  readonly type: 'ready';
+  readonly app: number;
+  readonly bare: number;
+  readonly installKey: string;
+}
+
+const REDIS_URL = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
+const DATABASE_URL = process.env.DATABASE_URL;
+const BASE_URL = 'http://127.0.0.1';
+/**
+ * Far above what loopback reaches: the limiter still runs on every request (its key, its
+ * count), but the bench measures appends, not refusals (decisions row 86's 100/s is per
+ * credential, and autocannon sends everything with one token).
+ */
+const RATE_LIMIT = 10_000_000;
+
+const suffix = randomBytes(4).toString('hex');
+const prefix = `bench:${suffix}:`;
+const cleanups: (() => Promise<unknown>)[] = [];
+
+async function controlStore(dataDir: string, secretsKey: Buffer): Promise<ControlStore> {
+  if (DATABASE_URL === undefined) {
+    return openSqliteControlStore({ file: path.join(dataDir, SQLITE_FILE), secretsKey });
+  }
+  const schema = `bench_${suffix}`;
+  const admin = new pg.Client({ connectionString: DATABASE_URL });
+  await admin.connect();
+  await admin.query(`CREATE SCHEMA ${schema}`);
+  cleanups.push(async () => {
+    await admin.query(`DROP SCHEMA ${schema} CASCADE`);
+    await admin.end();
+  });
+  return openPostgresControlStore({ url: DATABASE_URL, schema, secretsKey });
+}
+
+async function dropKeys(): Promise<void> {
+  const redis = new Redis(REDIS_URL);
+  let cursor = '0';
+  do {
+    const [next, keys] = await redis.scan(cursor, 'MATCH', `${prefix}*`, 'COUNT', 1000);
+    if (keys.length > 0) await redis.unlink(...keys);
+    cursor = next;
+  } while (cursor !== '0');
+  await redis.quit();
+}
+
+async function start(): Promise<ServerReady> {
+  const dataDir = await mkdtemp(path.join(tmpdir(), 'bench-http-'));
+  cleanups.push(() => rm(dataDir, { recursive: true, force: true }));
+  const keys = await loadKeyMaterial({
+    dataDir,
+    signingKeyPem: undefined,
+    secretsKey: undefined,
+    operatorToken: undefined,
+  });
+  const log = await openRedisLogStore({ url: REDIS_URL, prefix, name: 'bench' });
+  const control = await controlStore(dataDir, keys.secretsKey);
+  const shutdown = new AbortController();
+  const app = await createApp({
+    baseUrl: BASE_URL,
+    bodyLimit: 1024 * 1024,
+    rateLimitPerSecond: RATE_LIMIT,
+    appdocRateLimitPerMinute: RATE_LIMIT,
+    // As `src/main.ts` logs: pino's default destination, an asynchronous SonicBoom on
+    // stdout (sync false, minLength 0), here on /dev/null so the bench prints only tables.
+    logger: createLogger({
+      level: 'info',
+      destination: pino.destination({ dest: '/dev/null', sync: false, minLength: 0 }),
+    }),
+    logStore: log,
+    controlStore: control,
+    tokens: new TokenService(keys.signing, BASE_URL, systemClock),
+    clock: systemClock,
+    entropy: systemEntropy,
+    operatorTokenHash: keys.operatorTokenHash,
+    consoleOidc: undefined,
+    shutdown: shutdown.signal,
+    sealKey: keys.secretsKey,
+  });
+  await app.ready();
+  const bare = await startBareServer(REDIS_URL, prefix);
+  // Last in, first out: the servers close before the stores they use.
+  cleanups.push(
+    dropKeys,
+    () => control.close(),
+    () => log.close(),
+  );
+  cleanups.push(
+    () => bare.close(),
+    async () => {
+      shutdown.abort();
+      await app.close();
+    },
+  );
+  const install = await createInstall({ stores: { log, control, close: () => Promise.resolve() } });
+  await app.listen({ port: 0, host: '127.0.0.1' });
+  return {
+    type: 'ready',
+    app: (app.server.address() as AddressInfo).port,
+    bare: bare.port,
+    installKey: install.key,
+  };
+}
+
+let stopping = false;
+async function stop(): Promise<void> {
+  if (stopping) return;
+  stopping = true;
+  for (const cleanup of cleanups.reverse()) {
+    await cleanup().catch((error: unknown) => {
+      process.stderr.write(`bench server cleanup: ${String(error)}\n`);
+    });
+  }
+  if (process.connected) process.disconnect();
+  // A handle left open must not keep the process (and its profile) from ending.
+  setTimeout(() => process.exit(), 2_000).unref();
+}
+
+process.on('message', (message: { type?: string }) => {
+  if (message.type === 'stop') void stop();
+  // The parent reads this process's CPU time around each run: µs of server CPU per record.
+  if (message.type === 'cpu') {
+    const { user, system } = process.cpuUsage();
+    process.send?.({ type: 'cpu', micros: user + system });
+  }
+});
+process.on('disconnect', () => void stop());
+start().then(
+  (ready) => process.send?.(ready),
+  async (error: unknown) => {
+    process.stderr.write(
+      `bench server failed: ${error instanceof Error ? error.stack : String(error)}\n`,
+    );
+    await stop();
+    process.exitCode = 1;
+  },
+);

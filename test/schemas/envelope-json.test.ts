@@ -1,0 +1,52 @@
+import fc from 'fast-check';
+import { describe, expect, it } from 'vitest';
+import { envelopesJson } from '../../src/schemas/envelope-json.ts';
+import { AppendAnswer, type Envelope } from '../../src/schemas/records.ts';
+
+/** What the append route's zod serializer wrote before `envelopesJson`. */
+function zodJson(envelopes: readonly Envelope[]): string {
+  return JSON.stringify(AppendAnswer.encode([...envelopes]));
+}
+
+const anyText = fc.string({ unit: 'binary', maxLength: 40 });
+const envelope = fc.record({
+  at: fc.integer({ min: 0, max: 2 ** 52 }),
+  cursor: fc.integer({ min: 1, max: 2 ** 52 }),
+  idem: fc.option(anyText, { nil: null }),
+  kind: fc.record({
+    name: fc.constantFrom('message.submitted', 'turn.cancel', 'invoke.completed'),
+    version: fc.integer({ min: 1, max: 2 ** 31 - 1 }),
+  }),
+  producer: fc.oneof(fc.constantFrom('principal:ada', 'console:u1'), anyText),
+  size: fc.integer({ min: 0, max: 2 ** 31 - 1 }),
+  stream: fc.oneof(fc.constant('a'.repeat(72)), fc.stringMatching(/^[0-9a-f]{72}$/)),
+  to: fc.option(anyText, { nil: null }),
+});
+
+describe('envelopesJson', () => {
+  it('writes what the zod serializer wrote, byte for byte', () => {
+    fc.assert(
+      fc.property(fc.array(envelope, { maxLength: 6 }), (envelopes) => {
+        expect(envelopesJson(envelopes)).toBe(zodJson(envelopes));
+      }),
+      { numRuns: 400 },
+    );
+  });
+
+  it('writes every field of the schema, and only those', () => {
+    const landed: Envelope = {
+      at: 1_700_000_000_000,
+      cursor: 7,
+      idem: 'k:0',
+      kind: { name: 'message.submitted', version: 1 },
+      producer: 'principal:ada',
+      size: 16,
+      stream: 'f'.repeat(72),
+      to: null,
+    };
+    const parsed = JSON.parse(envelopesJson([landed, { ...landed, cursor: 8 }])) as unknown[];
+    expect(parsed).toEqual([landed, { ...landed, cursor: 8 }]);
+    expect(Object.keys(parsed[0] as object)).toEqual(Object.keys(AppendAnswer.element.shape));
+    expect(envelopesJson([])).toBe('[]');
+  });
+});
