@@ -65,8 +65,7 @@ async function signingKeyFrom(pem: string): Promise<SigningKey> {
 
 /**
  * SHA-256 hex of an opaque credential: what the stores keep instead of the credential.
- * One-shot `hash` gives the same digest as `createHash` without a Hash object; it runs
- * on every request (the rate-limit key, `src/app.ts`).
+ * One-shot `hash` gives the same digest as `createHash` without a Hash object.
  */
 export function hashCredential(credential: string): string {
   return hash('sha256', credential, 'hex');

@@ -31,8 +31,8 @@ export function appdocRoutes(app: FastifyInstance, deps: AppdocDeps, flow: Propo
       config: {
         rateLimit: {
           max: deps.appdocRateLimitPerMinute,
-          timeWindow: 60_000,
-          keyGenerator: (request) => `appdoc:${request.ip}`,
+          windowMs: 60_000,
+          key: (request) => `appdoc:${request.ip}`,
         },
       },
       schema: {
