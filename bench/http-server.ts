@@ -21,12 +21,11 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { Redis } from 'ioredis';
 import pg from 'pg';
-import { pino } from 'pino';
 import { createApp } from '../src/app.ts';
 import { loadKeyMaterial } from '../src/auth/key-material.ts';
 import { TokenService } from '../src/auth/tokens.ts';
 import { systemClock, systemEntropy } from '../src/clock.ts';
-import { createLogger } from '../src/logger.ts';
+import { batchedDestination, createLogger } from '../src/logger.ts';
 import type { ControlStore } from '../src/storage/control-store.ts';
 import { openRedisLogStore } from '../src/storage/redis/store.ts';
 import {
@@ -102,12 +101,9 @@ async function start(): Promise<ServerReady> {
     bodyLimit: 1024 * 1024,
     rateLimitPerSecond: RATE_LIMIT,
     appdocRateLimitPerMinute: RATE_LIMIT,
-    // As `src/main.ts` logs: pino's default destination, an asynchronous SonicBoom on
-    // stdout (sync false, minLength 0), here on /dev/null so the bench prints only tables.
-    logger: createLogger({
-      level: 'info',
-      destination: pino.destination({ dest: '/dev/null', sync: false, minLength: 0 }),
-    }),
+    // As `src/main.ts` logs (`batchedDestination`), here on /dev/null so the bench prints
+    // only tables.
+    logger: createLogger({ level: 'info', destination: batchedDestination('/dev/null') }),
     logStore: log,
     controlStore: control,
     tokens: new TokenService(keys.signing, BASE_URL, systemClock),
