@@ -2,7 +2,7 @@
  * Stream entries to and from records: the ARGV a script takes for a pending record and
  * the `StoredRecord` an XRANGE or XREAD entry stands for (interface 2.2, 2.3).
  */
-import type { PendingRecord, StoredRecord } from '../log-store.ts';
+import type { Kind, PendingRecord, StoredRecord } from '../log-store.ts';
 import { cursorOf, FIELD } from './keys.ts';
 
 /** An entry as XRANGE, XREAD and the scripts answer it: id and flat field/value list. */
@@ -14,17 +14,30 @@ export interface LogEntry {
   readonly final: boolean;
 }
 
-/** The ARGV slots of one pending record; the order is the scripts' header. */
-export function recordArgs(record: PendingRecord): string[] {
-  return [
-    record.kind.name,
-    String(record.kind.version),
+/** The text of a kind in an entry and in the scripts' ARGV: `<name>@<version>`. */
+export function kindField(kind: Kind): string {
+  return `${kind.name}@${String(kind.version)}`;
+}
+
+/** The kind a `kindField` text stands for. */
+function parseKind(text: string, id: string): Kind {
+  const at = text.lastIndexOf('@');
+  const version = Number(text.slice(at + 1));
+  if (at < 1 || !Number.isSafeInteger(version)) {
+    throw new Error(`log entry ${id} has the kind ${JSON.stringify(text)}, not <name>@<version>`);
+  }
+  return { name: text.slice(0, at), version };
+}
+
+/** Appends the ARGV slots of one pending record to `args`; the order is the scripts' header. */
+export function pushRecordArgs(args: string[], record: PendingRecord): void {
+  args.push(
+    kindField(record.kind),
     record.producer,
     nullable(record.to),
     nullable(record.idem),
-    String(Buffer.byteLength(record.body, 'utf8')),
     record.body,
-  ];
+  );
 }
 
 /** Nullable strings cross into Lua as `-` for null and `+<value>` otherwise. */
@@ -66,19 +79,20 @@ export function parseEntry(stream: string, [id, fields]: RawEntry): LogEntry {
     if (value === undefined) throw new Error(`log entry ${id} of ${stream} has no field ${field}`);
     return value;
   };
+  const body = required(FIELD.body);
   return {
     record: {
       envelope: {
         at: Number(required(FIELD.at)),
         cursor: cursorOf(id),
         idem: values.get(FIELD.idem) ?? null,
-        kind: { name: required(FIELD.kindName), version: Number(required(FIELD.kindVersion)) },
+        kind: parseKind(required(FIELD.kind), id),
         producer: required(FIELD.producer),
-        size: Number(required(FIELD.size)),
+        size: Buffer.byteLength(body, 'utf8'),
         stream,
         to: values.get(FIELD.to) ?? null,
       },
-      body: required(FIELD.body),
+      body,
     },
     final: values.has(FIELD.final),
   };

@@ -60,16 +60,15 @@ export function cursorOf(id: string): number {
 }
 
 /**
- * Field names of a stream entry. Short names keep each entry small; `to` and `idem` are
- * absent when null, and `final` is present only on the archiving record so a tail can
- * end after it without another read.
+ * Field names of a stream entry. Short names and few fields keep each entry small and
+ * each XADD short: the kind is one field (`<name>@<version>`), the size is not stored
+ * (it is the body's bytes), `to` and `idem` are absent when null, and `final` is present
+ * only on the archiving record so a tail can end after it without another read.
  */
 export const FIELD = {
   at: 'a',
-  kindName: 'n',
-  kindVersion: 'v',
+  kind: 'k',
   producer: 'p',
-  size: 's',
   to: 't',
   idem: 'i',
   body: 'b',

@@ -11,7 +11,7 @@ import { readFileSync } from 'node:fs';
 import type { Redis, Result } from 'ioredis';
 import type { PendingRecord } from '../log-store.ts';
 import type { LogRefusal } from '../outcomes.ts';
-import { recordArgs, type RawEntry } from './entries.ts';
+import { pushRecordArgs, type RawEntry } from './entries.ts';
 import type { SessionKeys } from './keys.ts';
 
 declare module 'ioredis' {
@@ -71,16 +71,17 @@ export async function runAppend(
   },
   at: number | undefined,
 ): Promise<ScriptOutcome> {
-  const reply = await redis.logAppend(
+  // One array, filled in place: a batch of 100 is 503 arguments.
+  const args = [
     keys.meta,
     keys.log,
     keys.keys,
     batch.key === null ? '-' : `+${batch.key}`,
     batch.fingerprint,
     at === undefined ? '' : String(at),
-    ...batch.records.flatMap(recordArgs),
-  );
-  return readOutcome(reply);
+  ];
+  for (const record of batch.records) pushRecordArgs(args, record);
+  return readOutcome(await redis.logAppend(...args));
 }
 
 /** Runs `archive-2.lua`; `at` as for `runAppend`. */
@@ -90,13 +91,9 @@ export async function runArchive(
   record: PendingRecord,
   at: number | undefined,
 ): Promise<ScriptOutcome> {
-  const reply = await redis.logArchive(
-    keys.meta,
-    keys.log,
-    at === undefined ? '' : String(at),
-    ...recordArgs(record),
-  );
-  return readOutcome(reply);
+  const args = [keys.meta, keys.log, at === undefined ? '' : String(at)];
+  pushRecordArgs(args, record);
+  return readOutcome(await redis.logArchive(...args));
 }
 
 /** Reads a script's answer; throws on a shape no script answers. */

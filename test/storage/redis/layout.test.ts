@@ -41,8 +41,22 @@ describe('redis log store layout', () => {
     const base = `${fixture.prefix}{${stream}}`;
     const keys = (await fixture.keys()).filter((key) => key.includes(stream)).sort();
     expect(keys).toEqual([`${base}:keys`, `${base}:log`, `${base}:meta`]);
-    const ids = (await fixture.admin.xrange(`${base}:log`, '-', '+')).map(([id]) => id);
-    expect(ids).toEqual(['1-0', '2-0', '3-0']);
+    const entries = await fixture.admin.xrange(`${base}:log`, '-', '+');
+    expect(entries.map(([id]) => id)).toEqual(['1-0', '2-0', '3-0']);
+    // Fields (keys.ts FIELD): at, kind as name@version, producer, to and idem only when
+    // not null, body; no size (the body's bytes); `f` marks the archiving record.
+    const fields = entries.map(([, values]) => values.filter((_, i) => i % 2 === 0));
+    expect(fields).toEqual([
+      ['a', 'k', 'p', 'b'],
+      ['a', 'k', 'p', 'b'],
+      ['a', 'k', 'p', 'b', 'f'],
+    ]);
+    expect(entries[0]?.[1].slice(2, 6)).toEqual([
+      'k',
+      'message.submitted@1',
+      'p',
+      'principal:alice',
+    ]);
     expect(await fixture.admin.hgetall(`${base}:meta`)).toMatchObject({
       head: '3',
       archived: '1',

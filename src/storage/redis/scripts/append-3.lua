@@ -12,8 +12,11 @@
     ARGV[1] the batch's idempotency key as "+<key>", or "-" for a one-off batch
     ARGV[2] the fingerprint of what was offered under the key
     ARGV[3] `at` in ms to stamp, or "" to take it from Redis TIME
-    ARGV[4...] 7 slots per record, in batch order: kind name, kind version, producer,
-            to ("+<to>" or "-"), idem ("+<idem>" or "-"), size in bytes, body
+    ARGV[4...] 5 slots per record, in batch order: kind ("<name>@<version>"), producer,
+            to ("+<to>" or "-"), idem ("+<idem>" or "-"), body
+
+  Each record is the entry "<cursor>-0" with fields a (at), k (kind), p (producer), t (to,
+  when not null), i (idem, when not null) and b (body); its size is the body's bytes.
 
   Output:
     { 1, first, at }  landed: the records hold cursors first, first + 1, ... all at `at`
@@ -55,7 +58,7 @@ end
 if state[2] and tonumber(state[2]) > at then at = tonumber(state[2]) end
 local stamp = string.format('%.0f', at)
 
-local count = (#ARGV - 3) / 7
+local count = (#ARGV - 3) / 5
 local first = tonumber(state[1] or '0') + 1
 if count > 0 then
   first = redis.call('HINCRBY', meta, 'head', count) - count + 1
@@ -63,21 +66,26 @@ if count > 0 then
 end
 
 for i = 0, count - 1 do
-  local a = 4 + i * 7
-  local fields = { 'a', stamp, 'n', ARGV[a], 'v', ARGV[a + 1], 'p', ARGV[a + 2] }
-  if ARGV[a + 3] ~= '-' then
-    fields[#fields + 1] = 't'
-    fields[#fields + 1] = string.sub(ARGV[a + 3], 2)
+  local a = 4 + i * 5
+  local id, to, idem = string.format('%.0f-0', first + i), ARGV[a + 2], ARGV[a + 3]
+  -- A record a client lands has an idem slot and no `to`: one call without a table.
+  if to == '-' and idem ~= '-' then
+    redis.call('XADD', log, id, 'a', stamp, 'k', ARGV[a], 'p', ARGV[a + 1],
+      'i', string.sub(idem, 2), 'b', ARGV[a + 4])
+  else
+    local fields = { 'a', stamp, 'k', ARGV[a], 'p', ARGV[a + 1] }
+    if to ~= '-' then
+      fields[#fields + 1] = 't'
+      fields[#fields + 1] = string.sub(to, 2)
+    end
+    if idem ~= '-' then
+      fields[#fields + 1] = 'i'
+      fields[#fields + 1] = string.sub(idem, 2)
+    end
+    fields[#fields + 1] = 'b'
+    fields[#fields + 1] = ARGV[a + 4]
+    redis.call('XADD', log, id, unpack(fields))
   end
-  if ARGV[a + 4] ~= '-' then
-    fields[#fields + 1] = 'i'
-    fields[#fields + 1] = string.sub(ARGV[a + 4], 2)
-  end
-  fields[#fields + 1] = 's'
-  fields[#fields + 1] = ARGV[a + 5]
-  fields[#fields + 1] = 'b'
-  fields[#fields + 1] = ARGV[a + 6]
-  redis.call('XADD', log, string.format('%.0f-0', first + i), unpack(fields))
 end
 
 if key ~= '-' then

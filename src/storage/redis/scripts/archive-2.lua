@@ -8,8 +8,9 @@
     KEYS[2] log stream: the record at cursor c is the entry "c-0"
 
     ARGV[1] `at` in ms to stamp, or "" to take it from Redis TIME
-    ARGV[2...8] the final record: kind name, kind version, producer,
-            to ("+<to>" or "-"), idem ("+<idem>" or "-"), size in bytes, body
+    ARGV[2...6] the final record: kind ("<name>@<version>"), producer,
+            to ("+<to>" or "-"), idem ("+<idem>" or "-"), body; its entry has the fields
+            of append-3.lua's, and f ("1")
 
   Output:
     { 1, cursor, at }  landed: the final record holds `cursor` and `at`
@@ -39,19 +40,17 @@ local cursor = redis.call('HINCRBY', meta, 'head', 1)
 redis.call('HSET', meta, 'at', stamp, 'archived', '1')
 
 -- `f` marks the archiving record, so a tail ends after it without another read.
-local fields = { 'a', stamp, 'n', ARGV[2], 'v', ARGV[3], 'p', ARGV[4] }
-if ARGV[5] ~= '-' then
+local fields = { 'a', stamp, 'k', ARGV[2], 'p', ARGV[3] }
+if ARGV[4] ~= '-' then
   fields[#fields + 1] = 't'
+  fields[#fields + 1] = string.sub(ARGV[4], 2)
+end
+if ARGV[5] ~= '-' then
+  fields[#fields + 1] = 'i'
   fields[#fields + 1] = string.sub(ARGV[5], 2)
 end
-if ARGV[6] ~= '-' then
-  fields[#fields + 1] = 'i'
-  fields[#fields + 1] = string.sub(ARGV[6], 2)
-end
-fields[#fields + 1] = 's'
-fields[#fields + 1] = ARGV[7]
 fields[#fields + 1] = 'b'
-fields[#fields + 1] = ARGV[8]
+fields[#fields + 1] = ARGV[6]
 fields[#fields + 1] = 'f'
 fields[#fields + 1] = '1'
 redis.call('XADD', log, string.format('%.0f-0', cursor), unpack(fields))
