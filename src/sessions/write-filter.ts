@@ -48,7 +48,10 @@ export type FilterVerdict =
     };
 
 /** Part D: the kinds a principal or console user lands, each at version 1. */
-const HOLDER_KINDS: ReadonlySet<string> = new Set(['message.submitted@1', 'turn.cancel@1']);
+const HOLDER_KINDS: ReadonlyMap<string, number> = new Map([
+  ['message.submitted', 1],
+  ['turn.cancel', 1],
+]);
 
 /** Row 8: the idem slot of record `index` of a batch under `key`. */
 export function holderIdem(key: string, index: number): string {
@@ -64,49 +67,73 @@ function kindOf(kind: Kind): string {
   return `${kind.name}@${kind.version}`;
 }
 
+/** True when `idem` is `holderIdem(key, index)`, compared without making that text. */
+function isHolderIdem(idem: string | null, key: string, index: number): boolean {
+  const suffix = String(index);
+  return (
+    idem !== null &&
+    idem.length === key.length + 1 + suffix.length &&
+    idem.startsWith(key) &&
+    idem.charCodeAt(key.length) === 0x3a &&
+    idem.endsWith(suffix)
+  );
+}
+
+/** What a record of one credential is checked against: one rule per record of its batch. */
+type RecordRule = (envelope: OfferedEnvelope, index: number) => string | null;
+
+/**
+ * The rule for every record a credential offers, chosen once per batch: the producer
+ * and audience checks do not change from one record to the next.
+ */
+function ruleFor(credential: WriterCredential, cause: Envelope | null): RecordRule {
+  const producer = credential.producer;
+  if (producer.startsWith('principal:') || producer.startsWith('console:')) {
+    if (credential.audience !== 'session' || !credential.scopes.has('append')) {
+      return () => 'the token may not append';
+    }
+    return (envelope, index) => {
+      const { kind } = envelope;
+      if (HOLDER_KINDS.get(kind.name) !== kind.version) {
+        return `${producer} may land message.submitted@1 and turn.cancel@1 only, not ${kindOf(kind)}`;
+      }
+      if (!isHolderIdem(envelope.idem, credential.key, index)) {
+        return "the idem slot is not the token key's slot for this index";
+      }
+      return null;
+    };
+  }
+  if (producer.startsWith('executor:')) {
+    if (credential.audience !== 'grant') {
+      return () =>
+        'an executor token does not append: claim the call and complete it under its grant';
+    }
+    return (envelope, index) => completionRefusal(credential, envelope, index, cause);
+  }
+  return () => `${producer} may not land records through a client credential`;
+}
+
 /** Checks one batch; see the file header for the rules. */
 export function filterBatch(
   credential: WriterCredential,
   envelopes: readonly OfferedEnvelope[],
   cause: Envelope | null = null,
 ): FilterVerdict {
-  for (const [index, envelope] of envelopes.entries()) {
-    const reason = refusal(credential, envelope, index, cause);
+  const rule = ruleFor(credential, cause);
+  for (let index = 0; index < envelopes.length; index++) {
+    const envelope = envelopes[index];
+    if (envelope === undefined) continue;
+    const reason = refusal(credential.producer, envelope) ?? rule(envelope, index);
     if (reason !== null) return { accepted: false, index, kind: envelope.kind, reason };
   }
   return { accepted: true };
 }
 
-/** Why one record is refused, or null when a rule allows it. */
-function refusal(
-  credential: WriterCredential,
-  envelope: OfferedEnvelope,
-  index: number,
-  cause: Envelope | null,
-): string | null {
-  const producer = credential.producer;
+/** What every record must be, whoever offers it: stamped as its producer, and public. */
+function refusal(producer: string, envelope: OfferedEnvelope): string | null {
   if (envelope.producer !== producer) return `the record is not stamped as ${producer}`;
   if (envelope.to !== null) return 'records a client lands are public (to must be null)';
-  const kind = kindOf(envelope.kind);
-  if (producer.startsWith('principal:') || producer.startsWith('console:')) {
-    if (credential.audience !== 'session' || !credential.scopes.has('append')) {
-      return 'the token may not append';
-    }
-    if (!HOLDER_KINDS.has(kind)) {
-      return `${producer} may land message.submitted@1 and turn.cancel@1 only, not ${kind}`;
-    }
-    if (envelope.idem !== holderIdem(credential.key, index)) {
-      return "the idem slot is not the token key's slot for this index";
-    }
-    return null;
-  }
-  if (producer.startsWith('executor:')) {
-    if (credential.audience !== 'grant') {
-      return 'an executor token does not append: claim the call and complete it under its grant';
-    }
-    return completionRefusal(credential, envelope, index, cause);
-  }
-  return `${producer} may not land records through a client credential`;
+  return null;
 }
 
 /** Part D: a grant lands one invoke.completed for the invoke.allowed addressed to it. */
