@@ -13,6 +13,7 @@ import { once } from 'node:events';
 import type { ServerResponse } from 'node:http';
 import type { FastifyReply } from 'fastify';
 import type { z } from 'zod';
+import { pacer } from './pacer.ts';
 
 /** The media type of the tails (interface 1). */
 export const JSONSTREAM = 'application/jsonstream';
@@ -49,14 +50,16 @@ async function drained(raw: ServerResponse, cut: AbortSignal): Promise<boolean> 
  * Answers 200 with the lines of `source` as JSON lines on the hijacked reply and ends the
  * response when the source ends. `cut` ends a writer stuck behind a reader that stopped
  * reading (the service stops): the response is then destroyed, since nothing more can
- * reach that reader. Headers set by hooks (request id, rate limits) are kept. `text`
- * writes a line (`JSON.stringify` unless the caller shares lines' text, `SharedLines`).
+ * reach that reader. Headers set by hooks (request id, rate limits) are kept. `encode`
+ * makes a line with its newline (its JSON text unless the caller shares lines' bytes,
+ * `SharedLines.jsonLine`). Writes are paced (`pacer.ts`): the lines a reader receives
+ * within a few milliseconds go out in one write.
  */
 export async function writeJsonLines<T>(
   reply: FastifyReply,
   source: AsyncIterable<T>,
   cut: AbortSignal,
-  text: (line: T) => string = JSON.stringify,
+  encode: (line: T) => string | Buffer = (line) => `${JSON.stringify(line)}\n`,
 ): Promise<void> {
   const headers = reply.getHeaders();
   void reply.hijack();
@@ -71,10 +74,12 @@ export async function writeJsonLines<T>(
   });
   // A tail may wait long for its first record: the reader learns at once it is attached.
   raw.flushHeaders();
+  const hold = pacer(raw.socket ?? undefined);
   try {
     for await (const line of source) {
       if (raw.destroyed) break;
-      if (!raw.write(`${text(line)}\n`) && !(await drained(raw, cut))) {
+      hold();
+      if (!raw.write(encode(line)) && !(await drained(raw, cut))) {
         raw.destroy();
         break;
       }

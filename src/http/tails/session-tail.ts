@@ -121,7 +121,7 @@ export function sessionTailRoutes(
           reply,
           tail.lines,
           AbortSignal.any([deps.shutdown, tail.expired]),
-          shared.text,
+          shared.jsonLine,
         );
       } catch (error) {
         request.log.error({ err: error }, 'tail failed');
@@ -139,7 +139,7 @@ export function sessionTailRoutes(
       try {
         await sendLines(socket, tail.lines, deps.shutdown, limits, {
           wire: request.raw.socket,
-          text: shared.text,
+          encode: shared.message,
         });
       } catch (error) {
         request.log.error({ err: error }, 'tail failed');

@@ -9,42 +9,19 @@
  * reason, rather than holding its records in memory. The reader tails again from the
  * cursor after the last record it received.
  *
- * Coalescing: `ws` writes each message to the connection at once, one system call per
- * message, where the NDJSON tail's writes are corked by Node's HTTP response until the
- * end of the tick. A record fanned out to many tails reaches all of them in one tick, and
- * a busy server finds several records per tail at once; written one call per message, a
- * thousand tails of one session spent most of the server's time in those calls (`npm run
- * bench`). So the connection under the socket (`wire`) is corked when a tick's first line
- * is sent and uncorked on the next tick, as Node's HTTP does: the same bytes in the same
- * order, no later than the end of the tick.
+ * Pacing: `ws` writes each message to the connection at once, one system call per
+ * message. The connection under the socket (`wire`) is paced instead (`pacer.ts`): the
+ * lines a tail receives within a few milliseconds go out in one write, each its own
+ * message, in order.
  */
-import type { Socket } from 'node:net';
 import { WebSocket } from 'ws';
+import { pacer, type PacedWire } from './pacer.ts';
 
 /** What the tail needs of a socket. */
 export type TailSocket = Pick<
   WebSocket,
   'send' | 'close' | 'terminate' | 'readyState' | 'bufferedAmount'
 >;
-
-/** The connection a WebSocket writes to (the upgraded request's socket). */
-export type TailWire = Pick<Socket, 'cork' | 'uncork'>;
-
-/** Corks `wire` until the next tick on the first call of a tick; nothing without a wire. */
-function corkTicks(wire: TailWire | undefined): () => void {
-  if (wire === undefined) return () => undefined;
-  let corked = false;
-  const uncork = (): void => {
-    corked = false;
-    wire.uncork();
-  };
-  return () => {
-    if (corked) return;
-    corked = true;
-    wire.cork();
-    process.nextTick(uncork);
-  };
-}
 
 /** Read anew on every call: the state changes while a send waits. */
 function isOpen(socket: TailSocket): boolean {
@@ -122,20 +99,24 @@ export async function sendLines(
   cut: AbortSignal,
   limits: WebSocketLimits = WEBSOCKET_LIMITS,
   options: {
-    /** The connection under `socket`, corked per tick (see the file header). */
-    readonly wire?: TailWire;
-    /** Writes a line; `JSON.stringify` unless the caller shares lines' text. */
-    readonly text?: (line: TailLine) => string;
+    /** The connection under `socket`, paced (see the file header). */
+    readonly wire?: PacedWire;
+    /**
+     * A line's message: its JSON text, or that text's UTF-8 when the caller shares the
+     * bytes of lines between tails (`SharedLines.message`). `JSON.stringify` by default.
+     */
+    readonly encode?: (line: TailLine) => string | Buffer;
   } = {},
 ): Promise<void> {
-  const text = options.text ?? JSON.stringify;
-  const cork = corkTicks(options.wire);
+  const encode = options.encode ?? JSON.stringify;
+  const hold = pacer(options.wire);
   let last: TailLine | undefined;
   for await (const line of source) {
     if (!isOpen(socket)) return;
-    cork();
+    hold();
     const flushed = new Promise<void>((resolve) => {
-      socket.send(text(line), () => {
+      // A Buffer is sent as the text it encodes: lines are always text messages.
+      socket.send(encode(line), { binary: false }, () => {
         resolve();
       });
     });
