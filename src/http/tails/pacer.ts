@@ -23,21 +23,26 @@ export type PacedWire = Pick<Socket, 'cork' | 'uncork'>;
  * Returns `hold`, to be called before each write to `wire`: the first write of a batch
  * corks the connection and schedules its flush, at the end of the tick when the last
  * flush is `windowMs` old, else when it will be. Without a wire, `hold` does nothing.
+ * `now` is the clock in ms (monotonic; tests drive it by hand).
  */
-export function pacer(wire: PacedWire | undefined, windowMs = TAIL_WINDOW_MS): () => void {
+export function pacer(
+  wire: PacedWire | undefined,
+  windowMs = TAIL_WINDOW_MS,
+  now: () => number = () => performance.now(),
+): () => void {
   if (wire === undefined) return () => undefined;
   let corked = false;
   let flushed = Number.NEGATIVE_INFINITY;
   const flush = (): void => {
     corked = false;
-    flushed = performance.now();
+    flushed = now();
     wire.uncork();
   };
   return () => {
     if (corked) return;
     corked = true;
     wire.cork();
-    const wait = flushed + windowMs - performance.now();
+    const wait = flushed + windowMs - now();
     if (wait <= 0) process.nextTick(flush);
     else setTimeout(flush, wait);
   };
