@@ -1,13 +1,14 @@
 /**
- * One tail's place in the fan-out of a stream (`stream-fanout.ts`): a bounded buffer the
- * stream's feed fills and the tail drains.
+ * One tail's place in the fan-out of a stream, on every backend (the SQL stores'
+ * `sql/stream-fanout.ts`, Redis's `redis/stream-reader.ts`): a bounded buffer the
+ * process's one reader of the stream fills and the tail drains.
  *
  * The bound keeps a slow tail from growing memory: once a push would overflow it, the
- * feed drops the subscription, and the tail goes back to reading the log itself from
+ * reader drops the subscription, and the tail goes back to reading the log itself from
  * where it stands before it joins again. Nothing is lost that way, because every record
- * stays in the table; the buffer only saves reads (issue 3, item 7).
+ * stays in the log; the buffer only saves reads (issue 3, item 7).
  */
-import type { StoredRecord } from '../log-store.ts';
+import type { StoredRecord } from './log-store.ts';
 
 /** A record as the fan-out hands it on: `final` marks the record that archived the stream. */
 export interface FedRecord {
@@ -78,18 +79,18 @@ export class Subscription {
   }
 
   /** Resolves once a record is buffered, the subscription is dropped or ended, or on abort. */
-  wait(signal: AbortSignal): Promise<void> {
-    if (this.#entries.length > 0 || this.#dropped || this.#ended || signal.aborted) {
+  wait(signal?: AbortSignal): Promise<void> {
+    if (this.#entries.length > 0 || this.#dropped || this.#ended || signal?.aborted === true) {
       return Promise.resolve();
     }
     return new Promise((resolve) => {
       const done = (): void => {
-        signal.removeEventListener('abort', done);
+        signal?.removeEventListener('abort', done);
         this.#wake = undefined;
         resolve();
       };
       this.#wake = done;
-      signal.addEventListener('abort', done, { once: true });
+      signal?.addEventListener('abort', done, { once: true });
     });
   }
 

@@ -31,7 +31,7 @@ import { landed, parseEntries, type LogEntry } from './entries.ts';
 import { checkPrefix, sessionKeys, type SessionKeys } from './keys.ts';
 import { defineLogScripts, runAppend, runArchive } from './scripts.ts';
 import { StreamReader } from './stream-reader.ts';
-import type { Subscription } from './subscription.ts';
+import type { Subscription } from '../subscription.ts';
 import { tailLog, type TailSource } from './tail.ts';
 
 export interface RedisLogStoreOptions {

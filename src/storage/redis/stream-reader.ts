@@ -20,7 +20,7 @@
 import type { Redis } from 'ioredis';
 import { parseEntries, type RawEntry } from './entries.ts';
 import { entryId } from './keys.ts';
-import { Subscription } from './subscription.ts';
+import { Subscription } from '../subscription.ts';
 
 /** Backstop for the block; a change of the stream set unblocks at once. */
 const BLOCK_MS = 5_000;
@@ -168,11 +168,11 @@ export class StreamReader {
       const watch = byKey.get(key);
       // Left meanwhile (or left and joined again, reading from its own position).
       if (watch === undefined || this.#watches.get(watch.stream) !== watch) continue;
-      for (const entry of parseEntries(watch.stream, items)) {
-        watch.pos = entry.record.envelope.cursor;
-        for (const subscription of watch.subs) {
-          if (!subscription.push(entry)) watch.subs.delete(subscription);
-        }
+      const entries = parseEntries(watch.stream, items);
+      const last = entries.at(-1);
+      if (last !== undefined) watch.pos = last.record.envelope.cursor;
+      for (const subscription of watch.subs) {
+        if (!subscription.push(entries)) watch.subs.delete(subscription);
       }
       if (watch.subs.size === 0) this.#watches.delete(watch.stream);
     }

@@ -13,7 +13,7 @@
  */
 import type { StoredRecord, StreamHead, TailOptions } from '../log-store.ts';
 import type { LogEntry } from './entries.ts';
-import type { Subscription } from './subscription.ts';
+import type { Subscription } from '../subscription.ts';
 
 /** Records per catch-up read. */
 const PAGE = 500;
@@ -84,7 +84,7 @@ export async function* tailLog(
       if (over()) return true;
       const entries = subscription.take();
       if (entries.length === 0) {
-        if (subscription.overflowed) return false;
+        if (subscription.dropped) return false;
         if (subscription.ended) return true;
         await subscription.wait();
         continue;

@@ -1,7 +1,7 @@
 /**
  * The shared reader of a SQL store instance (issue 3, item 7; decisions row 68): while a
  * stream has live tails, one feed per stream reads its new records once per wake-up and
- * fans them out in process to every tail's bounded buffer (`subscription.ts`). A hundred
+ * fans them out in process to every tail's bounded buffer (`../subscription.ts`). A hundred
  * tails of one stream thus cost one query per wake, never one each.
  *
  * Where records come from:
@@ -22,7 +22,7 @@
  */
 import type { StoredRecord } from '../log-store.ts';
 import type { LogPage } from './log-reads.ts';
-import { Subscription, type FedRecord } from './subscription.ts';
+import { Subscription, type FedRecord } from '../subscription.ts';
 import type { Wakeups } from './wakeups.ts';
 
 /** Records per read of a feed; a fuller answer is followed by another read at once. */

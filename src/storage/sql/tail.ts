@@ -15,7 +15,7 @@
 import type { StoredRecord, TailOptions } from '../log-store.ts';
 import type { LogPage } from './log-reads.ts';
 import type { StreamFanout } from './stream-fanout.ts';
-import type { Subscription } from './subscription.ts';
+import type { Subscription } from '../subscription.ts';
 
 /**
  * Records read per query while catching up. Small on purpose: a hundred tails catching
