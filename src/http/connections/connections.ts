@@ -6,7 +6,6 @@
  */
 import type { FastifyInstance } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
-import { z } from 'zod';
 import type { Clock, Entropy } from '../../clock.ts';
 import { ConnectionAuthorization } from '../../connections/authorization.ts';
 import { ControlOAuthStore } from '../../connections/oauth-store.ts';
@@ -26,8 +25,8 @@ import {
   requireOwner,
   type ConsoleAuthDeps,
 } from '../auth/console.ts';
+import { ownerDeleteRoute } from '../console/delete-route.ts';
 import { BODY_PROBLEMS, problemResponses } from '../openapi-responses.ts';
-import { PROBLEM_MEDIA_TYPE } from '../problem.ts';
 import { authorizationRoutes } from './authorization.ts';
 
 /** What the connection routes are built from (a part of `AppDeps`). */
@@ -123,32 +122,18 @@ export function connectionRoutes(app: FastifyInstance, deps: ConnectionRouteDeps
     },
   );
 
-  routes.delete(
-    '/connections/:id',
-    {
-      schema: {
-        summary: 'Delete a connection',
-        description:
-          'Owner. Refused while installs use the connection; otherwise its OAuth state is forgotten too.',
-        tags: ['connections'],
-        security,
-        params: IdParams,
-        response: {
-          204: z.undefined().describe('Deleted.'),
-          ...problemResponses(401, 403, 404),
-          409: {
-            description: 'Conflict. Installs still use the connection (decisions row 78).',
-            content: { [PROBLEM_MEDIA_TYPE]: { schema: InUseByInstallsProblem } },
-          },
-        },
-      },
+  ownerDeleteRoute(app, deps, {
+    path: '/connections',
+    summary: 'Delete a connection',
+    description:
+      'Owner. Refused while installs use the connection; otherwise its OAuth state is forgotten too.',
+    tag: 'connections',
+    inUse: {
+      description: 'Conflict. Installs still use the connection (decisions row 78).',
+      schema: InUseByInstallsProblem,
     },
-    async (request, reply) => {
-      const caller = requireOwner(await consoleCaller(request, deps));
-      await connections.remove({ tenant: caller.tenant, connection: request.params.id });
-      return reply.code(204).send();
-    },
-  );
+    remove: (tenant, connection) => connections.remove({ tenant, connection }),
+  });
 
   authorizationRoutes(app, { ...deps, authorization });
 }

@@ -20,8 +20,8 @@ import {
   requireOwner,
   type ConsoleAuthDeps,
 } from '../auth/console.ts';
+import { ownerDeleteRoute } from './delete-route.ts';
 import { BODY_PROBLEMS, problemResponses } from '../openapi-responses.ts';
-import { PROBLEM_MEDIA_TYPE } from '../problem.ts';
 
 const security = [{ consoleToken: [] }];
 const PutParams = z.object({ id: ResourceName });
@@ -100,30 +100,16 @@ export function inferenceRoutes(app: FastifyInstance, deps: ConsoleAuthDeps): vo
     },
   );
 
-  routes.delete(
-    '/inferences/:id',
-    {
-      schema: {
-        summary: 'Delete an inference option',
-        description:
-          'Owner. Refused with the installs that select it (2.18) while any does; nothing is cascaded.',
-        tags: ['inferences'],
-        security,
-        params: IdParams,
-        response: {
-          204: z.undefined().describe('Deleted.'),
-          ...problemResponses(401, 403, 404),
-          409: {
-            description: 'Conflict. Installs still select the option.',
-            content: { [PROBLEM_MEDIA_TYPE]: { schema: InUseByInstallsProblem } },
-          },
-        },
-      },
+  ownerDeleteRoute(app, deps, {
+    path: '/inferences',
+    summary: 'Delete an inference option',
+    description:
+      'Owner. Refused with the installs that select it (2.18) while any does; nothing is cascaded.',
+    tag: 'inferences',
+    inUse: {
+      description: 'Conflict. Installs still select the option.',
+      schema: InUseByInstallsProblem,
     },
-    async (request, reply) => {
-      const caller = requireOwner(await consoleCaller(request, deps));
-      await deleteInference(deps.controlStore, caller.tenant, request.params.id);
-      return reply.code(204).send();
-    },
-  );
+    remove: (tenant, id) => deleteInference(deps.controlStore, tenant, id),
+  });
 }

@@ -7,7 +7,7 @@ import type { FastifyInstance } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import { deleteSecret, listSecrets, putSecret } from '../../console/secrets.ts';
-import { IdParams, ResourceName, WriteAnswer } from '../../schemas/common.ts';
+import { ResourceName, WriteAnswer } from '../../schemas/common.ts';
 import { PutSecretBody, SecretList } from '../../schemas/console.ts';
 import { SecretInUseProblem } from '../../schemas/problem.ts';
 import {
@@ -16,8 +16,8 @@ import {
   requireOwner,
   type ConsoleAuthDeps,
 } from '../auth/console.ts';
+import { ownerDeleteRoute } from './delete-route.ts';
 import { BODY_PROBLEMS, problemResponses } from '../openapi-responses.ts';
-import { PROBLEM_MEDIA_TYPE } from '../problem.ts';
 
 const security = [{ consoleToken: [] }];
 const PutParams = z.object({ id: ResourceName });
@@ -75,30 +75,16 @@ export function secretRoutes(app: FastifyInstance, deps: ConsoleAuthDeps): void 
     },
   );
 
-  routes.delete(
-    '/secrets/:id',
-    {
-      schema: {
-        summary: 'Delete a secret',
-        description:
-          'Owner. Refused with the 2.18 lists while inference options or connections name the secret; nothing is cascaded.',
-        tags: ['secrets'],
-        security,
-        params: IdParams,
-        response: {
-          204: z.undefined().describe('Deleted.'),
-          ...problemResponses(401, 403, 404),
-          409: {
-            description: 'Conflict. Inference options or connections still name the secret.',
-            content: { [PROBLEM_MEDIA_TYPE]: { schema: SecretInUseProblem } },
-          },
-        },
-      },
+  ownerDeleteRoute(app, deps, {
+    path: '/secrets',
+    summary: 'Delete a secret',
+    description:
+      'Owner. Refused with the 2.18 lists while inference options or connections name the secret; nothing is cascaded.',
+    tag: 'secrets',
+    inUse: {
+      description: 'Conflict. Inference options or connections still name the secret.',
+      schema: SecretInUseProblem,
     },
-    async (request, reply) => {
-      const caller = requireOwner(await consoleCaller(request, deps));
-      await deleteSecret(deps.controlStore, caller.tenant, request.params.id);
-      return reply.code(204).send();
-    },
-  );
+    remove: (tenant, id) => deleteSecret(deps.controlStore, tenant, id),
+  });
 }
