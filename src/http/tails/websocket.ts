@@ -3,10 +3,10 @@
  * `Err` objects the NDJSON tail writes, then a close frame saying why the tail ended.
  *
  * Backpressure per connection: a line is pulled only after the previous one was handed
- * to the socket. While more than `highWaterBytes` wait in the socket's user-space buffer
- * (`bufferedAmount`), nothing more is pulled; if the buffer does not drain within `lagMs`
- * the reader is lagging and the connection is closed with 1013 (try again later) and a
- * reason, rather than holding its records in memory. The reader tails again from the
+ * to the socket. Once a message would take more than `highWaterBytes` into the socket's
+ * user-space buffer (`bufferedAmount`), nothing more is pulled until it is written; if
+ * that takes longer than `lagMs` the reader is lagging and the connection is closed
+ * with 1013 (try again later) and a reason, rather than holding its records in memory. The reader tails again from the
  * cursor after the last record it received.
  *
  * Pacing: `ws` writes each message to the connection at once, one system call per
@@ -22,6 +22,9 @@ export type TailSocket = Pick<
   WebSocket,
   'send' | 'close' | 'terminate' | 'readyState' | 'bufferedAmount'
 >;
+
+/** A Buffer is sent as the text it encodes: lines are always text messages. */
+const TEXT = { binary: false } as const;
 
 /** Read anew on every call: the state changes while a send waits. */
 function isOpen(socket: TailSocket): boolean {
@@ -114,17 +117,20 @@ export async function sendLines(
   for await (const line of source) {
     if (!isOpen(socket)) return;
     hold();
+    const message = encode(line);
+    last = line;
+    // Below the mark a message is handed over and the next line pulled at once; only a
+    // message that takes the buffer over it is followed, to wait until it is written.
+    if (socket.bufferedAmount + message.length <= limits.highWaterBytes) {
+      socket.send(message, TEXT);
+      continue;
+    }
     const flushed = new Promise<void>((resolve) => {
-      // A Buffer is sent as the text it encodes: lines are always text messages.
-      socket.send(encode(line), { binary: false }, () => {
+      socket.send(message, TEXT, () => {
         resolve();
       });
     });
-    last = line;
-    if (
-      socket.bufferedAmount > limits.highWaterBytes &&
-      !(await settlesWithin(flushed, limits.lagMs, cut))
-    ) {
+    if (!(await settlesWithin(flushed, limits.lagMs, cut))) {
       if (!isOpen(socket)) return;
       if (cut.aborted) {
         // Stopping: a close frame queued behind unread data would hold the shutdown.
