@@ -90,6 +90,14 @@ export interface TailOptions {
   readonly to?: number;
   /** Ends the tail; the iterator then returns without error. */
   readonly signal?: AbortSignal;
+  /**
+   * A synchronous way past the iterator, for fan-out: while the iterator's consumer waits
+   * for its next record, the store may offer that record here instead, as it lands, in
+   * cursor order. `true` takes it (the iterator goes on after it and never yields it);
+   * `false` leaves it, and every later record, to the iterator. The archiving record and
+   * the one before `to` always come through the iterator, which then ends.
+   */
+  readonly deliver?: (record: StoredRecord) => boolean;
 }
 
 /**

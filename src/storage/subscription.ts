@@ -26,6 +26,7 @@ export class Subscription {
   #dropped = false;
   #ended = false;
   #wake: (() => void) | undefined;
+  #listener: ((entry: FedRecord) => boolean) | undefined;
 
   constructor(stream: string, start: number, capacity: number) {
     this.stream = stream;
@@ -44,11 +45,34 @@ export class Subscription {
   }
 
   /**
-   * Buffers the next records; answers false when they do not fit, after which the buffer
-   * is emptied and the subscription counts as dropped.
+   * Hands the next records to the listener (`listen`) or buffers them; answers false when
+   * they do not fit, after which the buffer is emptied and the subscription counts as
+   * dropped.
    */
   push(entries: readonly FedRecord[]): boolean {
     if (this.#ended || this.#dropped) return false;
+    let taken = 0;
+    // A listener sees records only while nothing waits in the buffer, so order holds.
+    if (this.#listener !== undefined && this.#entries.length === 0) {
+      for (const entry of entries) {
+        if (!this.#listener(entry)) break;
+        taken += 1;
+      }
+      if (taken === entries.length) return true;
+    }
+    return this.#buffer(taken === 0 ? entries : entries.slice(taken));
+  }
+
+  /**
+   * Hands pushed records to `listener` while the buffer is empty, instead of buffering
+   * them and waking the tail: the first record it answers false for, and every one after
+   * it, is buffered as usual. `undefined` stops listening.
+   */
+  listen(listener: ((entry: FedRecord) => boolean) | undefined): void {
+    this.#listener = listener;
+  }
+
+  #buffer(entries: readonly FedRecord[]): boolean {
     if (this.#entries.length + entries.length > this.#capacity) {
       this.drop();
       return false;

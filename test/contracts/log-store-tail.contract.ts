@@ -66,6 +66,49 @@ export function describeTails(context: LogStoreContext): void {
     );
   });
 
+  it('hands records to `deliver` as they land and the rest to the iterator, each once and in order', async () => {
+    await fc.assert(
+      fc.asyncProperty(
+        fc.array(batchArb, { minLength: 1, maxLength: 6 }),
+        fc.array(fc.boolean(), { minLength: 1, maxLength: 16 }),
+        async (batches, answers) => {
+          const store = context.store();
+          const stream = streamId();
+          const total = batches.reduce((sum, batch) => sum + batch.length, 0);
+          // Each record, whichever way it came: 'd' through deliver, 'i' through the iterator.
+          const seen: [number, 'd' | 'i'][] = [];
+          let offers = 0;
+          const deliver = (record: StoredRecord): boolean => {
+            const take = answers[offers++ % answers.length] ?? true;
+            if (take) seen.push([record.envelope.cursor, 'd']);
+            return take;
+          };
+          const done = (async () => {
+            for await (const record of store.tail(stream, { from: 1, to: total + 2, deliver })) {
+              seen.push([record.envelope.cursor, 'i']);
+            }
+          })();
+          // The tail is waiting when the first batch lands.
+          await sleep(20);
+          for (const batch of batches) {
+            await store.append(oneOff(stream, batch));
+            // Let the tail catch up and wait, so the next batch finds it waiting.
+            await sleep(5);
+          }
+          const final = await store.archive(stream, pendingRecord('end'));
+          await within(5000, done, 'the tail');
+          // One arrival order across both ways: every cursor once, in order.
+          expect(seen.map(([cursor]) => cursor)).toEqual(range(1, total + 1));
+          // The archiving record ends the tail, so it always comes through the iterator.
+          expect(seen.at(-1)).toEqual([final.envelope.cursor, 'i']);
+          // The first record was offered to `deliver`, and went the way it answered.
+          expect(seen[0]).toEqual([1, answers[0] === true ? 'd' : 'i']);
+        },
+      ),
+      { numRuns: 8 },
+    );
+  });
+
   it('waits for records that land after it caught up, and ends on abort without throwing', async () => {
     const store = context.store();
     const stream = streamId();

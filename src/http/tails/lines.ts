@@ -39,6 +39,11 @@ export interface TailLinesOptions {
   readonly onError: (error: unknown) => void;
   /** Shares the public face's lines between the tails of one app (`SharedLines`). */
   readonly shared?: SharedLines;
+  /**
+   * The transport's way to take a line as its record lands, while it waits for the next
+   * line (`TailOptions.deliver`): true when it wrote the line, false to have it yielded.
+   */
+  readonly offer?: (line: TailLine) => boolean;
 }
 
 /**
@@ -147,18 +152,32 @@ export async function* tailLines(options: TailLinesOptions): AsyncGenerator<Tail
     }
     return null;
   };
+  const lineOf = (record: StoredRecord): TailLine | null =>
+    options.shared === undefined
+      ? present(record, options.face)
+      : options.shared.present(record, options.face);
+  const { offer } = options;
+  // A record the transport takes as it lands never comes through the iterators below.
+  const deliver =
+    offer === undefined
+      ? undefined
+      : (record: StoredRecord): boolean => {
+          if (signal.aborted) return false;
+          const line = lineOf(record);
+          if (line !== null && !offer(line)) return false;
+          next = record.envelope.cursor + 1;
+          return true;
+        };
   try {
     const records = options.log.tail(options.stream, {
       from: options.from,
       ...(options.to === undefined ? {} : { to: options.to }),
       signal,
+      ...(deliver === undefined ? {} : { deliver }),
     });
     for await (const record of records) {
       next = record.envelope.cursor + 1;
-      const line =
-        options.shared === undefined
-          ? present(record, options.face)
-          : options.shared.present(record, options.face);
+      const line = lineOf(record);
       if (line !== null) yield line;
       if (signal.aborted) break;
     }

@@ -47,44 +47,75 @@ async function drained(raw: ServerResponse, cut: AbortSignal): Promise<boolean> 
 }
 
 /**
- * Answers 200 with the lines of `source` as JSON lines on the hijacked reply and ends the
- * response when the source ends. `cut` ends a writer stuck behind a reader that stopped
- * reading (the service stops): the response is then destroyed, since nothing more can
- * reach that reader. Headers set by hooks (request id, rate limits) are kept. `encode`
- * makes a line with its newline (its JSON text unless the caller shares lines' bytes,
+ * Writes the lines of one tail as JSON lines on a hijacked reply. `encode` makes a line
+ * with its newline (its JSON text unless the caller shares lines' bytes,
  * `SharedLines.jsonLine`). Writes are paced (`pacer.ts`): the lines a reader receives
- * within a few milliseconds go out in one write.
+ * within a few milliseconds go out in one write. `offer` lets the tail's store hand over
+ * a line as it lands, while `write` waits for the next one (`TailOptions.deliver`).
  */
-export async function writeJsonLines<T>(
+export class JsonLineWriter<T> {
+  readonly #encode: (line: T) => string | Buffer;
+  /** The response, once its headers are out. */
+  #raw: ServerResponse | undefined;
+  #hold: () => void = () => undefined;
+
+  constructor(encode: (line: T) => string | Buffer = (line) => `${JSON.stringify(line)}\n`) {
+    this.#encode = encode;
+  }
+
+  /** Writes `line` now when the response is under way and not waiting to drain; else false. */
+  readonly offer = (line: T): boolean => {
+    const raw = this.#raw;
+    if (raw === undefined || raw.destroyed || raw.writableNeedDrain) return false;
+    this.#hold();
+    raw.write(this.#encode(line));
+    return true;
+  };
+
+  /**
+   * Answers 200 with the lines of `source` and ends the response when the source ends.
+   * `cut` ends a writer stuck behind a reader that stopped reading (the service stops):
+   * the response is then destroyed, since nothing more can reach that reader. Headers
+   * set by hooks (request id, rate limits) are kept.
+   */
+  async write(reply: FastifyReply, source: AsyncIterable<T>, cut: AbortSignal): Promise<void> {
+    const headers = reply.getHeaders();
+    void reply.hijack();
+    const raw = reply.raw;
+    for (const [name, value] of Object.entries(headers)) {
+      if (value !== undefined) raw.setHeader(name, value);
+    }
+    raw.writeHead(200, {
+      'content-type': JSONSTREAM,
+      'cache-control': 'no-store',
+      'x-content-type-options': 'nosniff',
+    });
+    // A tail may wait long for its first record: the reader learns at once it is attached.
+    raw.flushHeaders();
+    this.#hold = pacer(raw.socket ?? undefined);
+    this.#raw = raw;
+    try {
+      for await (const line of source) {
+        if (raw.destroyed) break;
+        this.#hold();
+        if (!raw.write(this.#encode(line)) && !(await drained(raw, cut))) {
+          raw.destroy();
+          break;
+        }
+      }
+    } finally {
+      this.#raw = undefined;
+      if (!raw.destroyed) raw.end();
+    }
+  }
+}
+
+/** `new JsonLineWriter(encode).write(reply, source, cut)`, for a source nothing hands over. */
+export function writeJsonLines<T>(
   reply: FastifyReply,
   source: AsyncIterable<T>,
   cut: AbortSignal,
-  encode: (line: T) => string | Buffer = (line) => `${JSON.stringify(line)}\n`,
+  encode?: (line: T) => string | Buffer,
 ): Promise<void> {
-  const headers = reply.getHeaders();
-  void reply.hijack();
-  const raw = reply.raw;
-  for (const [name, value] of Object.entries(headers)) {
-    if (value !== undefined) raw.setHeader(name, value);
-  }
-  raw.writeHead(200, {
-    'content-type': JSONSTREAM,
-    'cache-control': 'no-store',
-    'x-content-type-options': 'nosniff',
-  });
-  // A tail may wait long for its first record: the reader learns at once it is attached.
-  raw.flushHeaders();
-  const hold = pacer(raw.socket ?? undefined);
-  try {
-    for await (const line of source) {
-      if (raw.destroyed) break;
-      hold();
-      if (!raw.write(encode(line)) && !(await drained(raw, cut))) {
-        raw.destroy();
-        break;
-      }
-    }
-  } finally {
-    if (!raw.destroyed) raw.end();
-  }
+  return new JsonLineWriter(encode).write(reply, source, cut);
 }

@@ -16,9 +16,9 @@ import { SessionTokens } from '../../sessions/tokens.ts';
 import type { LogStore } from '../../storage/log-store.ts';
 import { problemResponses } from '../openapi-responses.ts';
 import { deadline, SharedLines, tailLines } from './lines.ts';
-import { jsonStreamAnswer, writeJsonLines } from './ndjson.ts';
+import { jsonStreamAnswer, JsonLineWriter } from './ndjson.ts';
 import { sessionReader, type TailReader } from './session-reader.ts';
-import { sendLines, WEBSOCKET_LIMITS, type WebSocketLimits } from './websocket.ts';
+import { LineSender, WEBSOCKET_LIMITS, type WebSocketLimits } from './websocket.ts';
 
 export interface SessionTailDeps {
   readonly logStore: LogStore;
@@ -68,8 +68,15 @@ export function sessionTailRoutes(
     return reader;
   };
 
-  /** The lines of a verified request's tail; `close` stops its expiry timer. */
-  const open = (request: FastifyRequest<{ Querystring: TailQuery }>, gone: AbortSignal) => {
+  /**
+   * The lines of a verified request's tail, which `offer` may take as they land; `close`
+   * stops its expiry timer.
+   */
+  const open = (
+    request: FastifyRequest<{ Querystring: TailQuery }>,
+    gone: AbortSignal,
+    offer: (line: TailLine) => boolean,
+  ) => {
     const reader = readerOf(request);
     const expiry = deadline(deps.clock, reader.expires);
     const lines = tailLines({
@@ -85,6 +92,7 @@ export function sessionTailRoutes(
         request.log.error({ err: error }, 'tail read failed');
       },
       shared,
+      offer,
     });
     return { lines, expired: expiry.signal, close: expiry.clear };
   };
@@ -115,14 +123,10 @@ export function sessionTailRoutes(
       reply.raw.once('close', () => {
         gone.abort();
       });
-      const tail = open(request, gone.signal);
+      const writer = new JsonLineWriter(shared.jsonLine);
+      const tail = open(request, gone.signal, writer.offer);
       try {
-        await writeJsonLines(
-          reply,
-          tail.lines,
-          AbortSignal.any([deps.shutdown, tail.expired]),
-          shared.jsonLine,
-        );
+        await writer.write(reply, tail.lines, AbortSignal.any([deps.shutdown, tail.expired]));
       } catch (error) {
         request.log.error({ err: error }, 'tail failed');
         reply.raw.destroy();
@@ -135,12 +139,13 @@ export function sessionTailRoutes(
       socket.once('close', () => {
         gone.abort();
       });
-      const tail = open(request, gone.signal);
+      const sender = new LineSender(socket, limits, {
+        wire: request.raw.socket,
+        encode: shared.message,
+      });
+      const tail = open(request, gone.signal, sender.offer);
       try {
-        await sendLines(socket, tail.lines, deps.shutdown, limits, {
-          wire: request.raw.socket,
-          encode: shared.message,
-        });
+        await sender.send(tail.lines, deps.shutdown);
       } catch (error) {
         request.log.error({ err: error }, 'tail failed');
         socket.terminate();

@@ -91,58 +91,85 @@ async function settlesWithin(flushed: Promise<void>, ms: number, cut: AbortSigna
   }
 }
 
+/** How a `LineSender` writes. */
+export interface LineSenderOptions {
+  /** The connection under the socket, paced (see the file header). */
+  readonly wire?: PacedWire;
+  /**
+   * A line's message: its JSON text, or that text's UTF-8 when the caller shares the
+   * bytes of lines between tails (`SharedLines.message`). `JSON.stringify` by default.
+   */
+  readonly encode?: (line: TailLine) => string | Buffer;
+}
+
 /**
- * Sends every line of `source` as a text message, then closes the socket with the code
- * that says why the tail ended. Returns when the tail is over or the reader has gone.
- * `cut` (the service stopping) ends a send stuck behind a reader that stopped reading.
+ * Sends the lines of one tail over one socket. `send` pulls lines from the tail and
+ * writes them; `offer` lets the tail's store hand over a line as it lands, while `send`
+ * waits for the next one, without a trip through the tail's iterators (`TailOptions.
+ * deliver`): it writes the line when the socket takes it below the mark, else leaves it
+ * to `send`, which waits for the socket as described above.
  */
-export async function sendLines(
-  socket: TailSocket,
-  source: AsyncIterable<TailLine>,
-  cut: AbortSignal,
-  limits: WebSocketLimits = WEBSOCKET_LIMITS,
-  options: {
-    /** The connection under `socket`, paced (see the file header). */
-    readonly wire?: PacedWire;
-    /**
-     * A line's message: its JSON text, or that text's UTF-8 when the caller shares the
-     * bytes of lines between tails (`SharedLines.message`). `JSON.stringify` by default.
-     */
-    readonly encode?: (line: TailLine) => string | Buffer;
-  } = {},
-): Promise<void> {
-  const encode = options.encode ?? JSON.stringify;
-  const hold = pacer(options.wire);
-  let last: TailLine | undefined;
-  for await (const line of source) {
-    if (!isOpen(socket)) return;
-    hold();
-    const message = encode(line);
-    last = line;
-    // Below the mark a message is handed over and the next line pulled at once; only a
-    // message that takes the buffer over it is followed, to wait until it is written.
-    if (socket.bufferedAmount + message.length <= limits.highWaterBytes) {
-      socket.send(message, TEXT);
-      continue;
-    }
-    const flushed = new Promise<void>((resolve) => {
-      socket.send(message, TEXT, () => {
-        resolve();
-      });
-    });
-    if (!(await settlesWithin(flushed, limits.lagMs, cut))) {
+export class LineSender {
+  readonly #socket: TailSocket;
+  readonly #limits: WebSocketLimits;
+  readonly #encode: (line: TailLine) => string | Buffer;
+  readonly #hold: () => void;
+  #last: TailLine | undefined;
+
+  constructor(
+    socket: TailSocket,
+    limits: WebSocketLimits = WEBSOCKET_LIMITS,
+    options: LineSenderOptions = {},
+  ) {
+    this.#socket = socket;
+    this.#limits = limits;
+    this.#encode = options.encode ?? JSON.stringify;
+    this.#hold = pacer(options.wire);
+  }
+
+  /** Writes `line` now when the socket is open and takes it below the mark; else false. */
+  readonly offer = (line: TailLine): boolean => {
+    if (!isOpen(this.#socket)) return false;
+    const message = this.#encode(line);
+    if (this.#socket.bufferedAmount + message.length > this.#limits.highWaterBytes) return false;
+    this.#hold();
+    this.#socket.send(message, TEXT);
+    this.#last = line;
+    return true;
+  };
+
+  /**
+   * Sends every line of `source` as a text message, then closes the socket with the code
+   * that says why the tail ended. Returns when the tail is over or the reader has gone.
+   * `cut` (the service stopping) ends a send stuck behind a reader that stopped reading.
+   */
+  async send(source: AsyncIterable<TailLine>, cut: AbortSignal): Promise<void> {
+    const socket = this.#socket;
+    for await (const line of source) {
       if (!isOpen(socket)) return;
-      if (cut.aborted) {
-        // Stopping: a close frame queued behind unread data would hold the shutdown.
-        socket.terminate();
+      if (this.offer(line)) continue;
+      // Over the mark: this message is followed until it is written.
+      this.#hold();
+      const flushed = new Promise<void>((resolve) => {
+        socket.send(this.#encode(line), TEXT, () => {
+          resolve();
+        });
+      });
+      this.#last = line;
+      if (!(await settlesWithin(flushed, this.#limits.lagMs, cut))) {
+        if (!isOpen(socket)) return;
+        if (cut.aborted) {
+          // Stopping: a close frame queued behind unread data would hold the shutdown.
+          socket.terminate();
+          return;
+        }
+        socket.close(CLOSE.lagging.code, CLOSE.lagging.reason);
         return;
       }
-      socket.close(CLOSE.lagging.code, CLOSE.lagging.reason);
-      return;
     }
-  }
-  if (isOpen(socket)) {
-    const { code, reason } = closeAfter(last);
-    socket.close(code, reason);
+    if (isOpen(socket)) {
+      const { code, reason } = closeAfter(this.#last);
+      socket.close(code, reason);
+    }
   }
 }

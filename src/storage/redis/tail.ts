@@ -78,6 +78,20 @@ export async function* tailLog(
     if (!source.closed) throw error;
   }
 
+  /**
+   * `options.deliver` as the fan-out's listener while the tail waits: the next record in
+   * order goes straight to it; one that ends the tail, or any the caller leaves, comes
+   * through the iterator.
+   */
+  function handOver(entry: LogEntry): boolean {
+    const { deliver } = options;
+    const { cursor } = entry.record.envelope;
+    if (deliver === undefined || entry.final || cursor !== next || cursor + 1 >= stop) return false;
+    if (over() || !deliver(entry.record)) return false;
+    next = cursor + 1;
+    return true;
+  }
+
   /** Yields what the fan-out delivers; true at the end, false after an overflow. */
   async function* follow(subscription: Subscription): AsyncGenerator<StoredRecord, boolean> {
     for (;;) {
@@ -86,7 +100,12 @@ export async function* tailLog(
       if (entries.length === 0) {
         if (subscription.dropped) return false;
         if (subscription.ended) return true;
-        await subscription.wait();
+        subscription.listen(handOver);
+        try {
+          await subscription.wait();
+        } finally {
+          subscription.listen(undefined);
+        }
         continue;
       }
       for (const entry of entries) {
