@@ -1,6 +1,6 @@
 /**
  * `npm run bench`: the real HTTP server under load (issue 6, the last done-when item), in
- * one run of about a minute and a half, printed as two tables.
+ * one run of about two and a half minutes, printed as two tables.
  *
  * Processes. The server (`http-server.ts`: the real app with its log store on Redis, and
  * the bare baseline route on the same Redis) runs in a child process; this process is
@@ -16,8 +16,8 @@
  *    the bare route for one record, ≥ 0.5 for batches of 100.
  * 2. Append-to-delivery latency over WebSocket and NDJSON: 100 tails at 1,000 records/s
  *    (target p99 < 10 ms) and 1,000 tails at 100 records/s (target p99 < 30 ms), each
- *    with every tail on its own session and with every tail on one session, after one
- *    unmeasured run per transport (the steady state, not a cold start).
+ *    with every tail on its own session and with every tail on one session, after two
+ *    unmeasured runs per transport (the steady state, not a cold start).
  *
  * Sessions are opened through `POST /sessions` with an install key. REDIS_URL and
  * DATABASE_URL pick the servers (defaults: local Redis, SQLite in a temp folder).
@@ -32,7 +32,13 @@ import { randomUUID } from 'node:crypto';
 import { performance } from 'node:perf_hooks';
 import { Redis } from 'ioredis';
 import type { ServerReady } from './http-server.ts';
-import { tailLatency, type BenchSession, type LatencyRun, type Transport } from './http-tails.ts';
+import {
+  SECONDS,
+  tailLatency,
+  type BenchSession,
+  type LatencyRun,
+  type Transport,
+} from './http-tails.ts';
 import { compareThroughput, CONNECTIONS, ROUND_SECONDS, ROUNDS } from './http-throughput.ts';
 import { loadAverage, ms, rate, table } from './table.ts';
 
@@ -44,6 +50,8 @@ const LOADS = [
   { tails: 1000, rate: 100, target: 30 },
 ] as const;
 const TRANSPORTS: readonly Transport[] = ['websocket', 'ndjson'];
+/** Unmeasured latency runs per transport before the measured ones. */
+const WARMUP_RUNS = 2;
 const transports = TRANSPORTS.filter(
   (transport) => PARTS.has('latency') || PARTS.has(`latency-${transport}`),
 );
@@ -143,11 +151,14 @@ try {
     }
   }
   if (transports.length > 0) {
-    // One unmeasured run per transport first: the first tails and paced appends of a
-    // fresh server run through cold code and the garbage of opening a thousand sessions,
+    // Unmeasured runs first, WARMUP_RUNS per transport: a fresh server's first tails and
+    // paced appends run through cold code while V8 sizes its heap (scavenges of 5-15 ms
+    // that promote several MB each, against 2-5 ms once settled, `--trace-gc-nvp`),
     // which no later run meets again; the table is of the steady state.
-    for (const transport of transports) {
-      await tailLatency(base, sessions, { transport, tails: 100, rate: 1000, shared: false });
+    for (let run = 0; run < WARMUP_RUNS; run++) {
+      for (const transport of transports) {
+        await tailLatency(base, sessions, { transport, tails: 100, rate: 1000, shared: false });
+      }
     }
     for (const load of LOADS) {
       for (const shared of [false, true]) {
@@ -201,7 +212,7 @@ if (throughputRows.length > 0) {
 }
 if (latencyRows.length > 0) {
   console.log(
-    '\nAppend-to-delivery latency, 3 s of paced appends through POST /sessions/{id}/events',
+    `\nAppend-to-delivery latency, ${String(SECONDS)} s of paced appends through POST /sessions/{id}/events`,
   );
   console.log(
     table(
