@@ -234,7 +234,13 @@ if (latencyRows.length > 0) {
     ),
   );
   console.log('deliveries/s: lines written to tails per second (every record reaches every tail');
-  console.log('  of its session)');
+  console.log(
+    "  of its session). The issue's loads (N tails, R records/s) are the 'sessions x 1 tail'",
+  );
+  console.log(
+    "  rows; the '1 session' rows send every record to all N tails, N x R lines/s, a hot",
+  );
+  console.log('  session beyond those loads, held to the same targets.');
   console.log('append p99: from sending an append to its answer');
   console.log("loop p99: this (client) process's own event-loop delay meanwhile");
 }
