@@ -73,18 +73,26 @@ function sentAt(line: Buffer): number {
   return at < 0 ? Number.NaN : Number.parseFloat(line.toString('latin1', at + 8, at + 32));
 }
 
+/** How many bytes at the end of `data` could begin a marker cut off by the read's end. */
+function partialMark(data: Buffer): number {
+  for (let k = Math.min(MARK.length - 1, data.length); k > 0; k--) {
+    if (data.subarray(data.length - k).equals(MARK.subarray(0, k))) return k;
+  }
+  return 0;
+}
+
 /**
  * Calls `onSent` with the send time of every record in a stream of NDJSON bytes (chunked
  * or not): each record's text starts with its send time and a space, so the client
- * scans for that instead of parsing lines. A time cut off at the end of a read is kept
- * for the next one.
+ * scans for that instead of parsing lines. A marker or time cut off at the end of a read
+ * is kept for the next one.
  */
 function sendTimes(onSent: (sent: number) => void): (data: Buffer) => void {
   let rest: Buffer = Buffer.alloc(0);
   return (chunk) => {
     const data = rest.length === 0 ? chunk : Buffer.concat([rest, chunk]);
     let at = data.indexOf(MARK);
-    let from = Math.max(0, data.length - MARK.length + 1);
+    let from = data.length - partialMark(data);
     while (at >= 0) {
       const end = data.indexOf(0x20, at + MARK.length);
       if (end < 0) {
@@ -93,9 +101,8 @@ function sendTimes(onSent: (sent: number) => void): (data: Buffer) => void {
       }
       onSent(Number.parseFloat(data.toString('latin1', at + MARK.length, end)));
       at = data.indexOf(MARK, end);
-      from = Math.max(end, data.length - MARK.length + 1);
     }
-    rest = data.subarray(from);
+    rest = from >= data.length ? Buffer.alloc(0) : data.subarray(from);
   };
 }
 
