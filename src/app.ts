@@ -31,6 +31,7 @@ import { sessionTailRoutes } from './http/tails/session-tail.ts';
 import { vendorFlowRoutes } from './http/vendor/flow.ts';
 import { hashCredential } from './auth/key-material.ts';
 import { deriveSessionIdKey } from './sessions/ids.ts';
+import { SessionTokens } from './sessions/tokens.ts';
 import type { ControlStore } from './storage/control-store.ts';
 import type { LogStore } from './storage/log-store.ts';
 
@@ -131,12 +132,19 @@ export async function createApp(deps: AppDeps): Promise<FastifyInstance> {
   usageRoutes(app, deps);
   connectionRoutes(app, deps);
   // Deleting an install archives its sessions: the session routes provide that hook.
+  // One session-token verifier (and its cache of verified tokens) for every route.
+  const sessionTokens = new SessionTokens({
+    tokens: deps.tokens,
+    clock: deps.clock,
+    entropy: deps.entropy,
+  });
   const installHooks = sessionRoutes(app, {
     ...deps,
     sessionIdKey: deriveSessionIdKey(deps.sealKey),
+    sessionTokens,
   });
   vendorFlowRoutes(app, deps, installHooks);
-  sessionTailRoutes(app, deps);
+  sessionTailRoutes(app, { ...deps, sessionTokens });
   auditRoutes(app, deps);
   openApiRoute(app);
   return app;

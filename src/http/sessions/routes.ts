@@ -12,7 +12,7 @@ import type { Clock, Entropy } from '../../clock.ts';
 import { ControlOAuthStore } from '../../connections/oauth-store.ts';
 import { SessionDirectory } from '../../sessions/directory.ts';
 import { SessionLifecycle } from '../../sessions/lifecycle.ts';
-import { SessionTokens } from '../../sessions/tokens.ts';
+import type { SessionTokens } from '../../sessions/tokens.ts';
 import type { ControlStore } from '../../storage/control-store.ts';
 import type { LogStore } from '../../storage/log-store.ts';
 import { appendRoute } from './append.ts';
@@ -36,17 +36,15 @@ export interface SessionRouteDeps {
   readonly sessionIdKey: Buffer;
   /** The key the connections' OAuth state is sealed under (`ControlOAuthStore`). */
   readonly sealKey: Buffer;
+  /** Mints and verifies session tokens; one per app, shared with the tails. */
+  readonly sessionTokens: SessionTokens;
 }
 
 /** Registers every session route. */
 export function sessionRoutes(app: FastifyInstance, deps: SessionRouteDeps): InstallHooks {
   const host = new ActorHost({ store: deps.controlStore, clock: deps.clock, sweepEveryMs: 60_000 });
   const directory = new SessionDirectory(deps.controlStore);
-  const tokens = new SessionTokens({
-    tokens: deps.tokens,
-    clock: deps.clock,
-    entropy: deps.entropy,
-  });
+  const tokens = deps.sessionTokens;
   const oauth = new ControlOAuthStore(deps.controlStore, deps.sealKey, deps.clock);
   const lifecycle = new SessionLifecycle({
     host,

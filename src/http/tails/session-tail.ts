@@ -8,11 +8,10 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';
-import type { TokenService } from '../../auth/tokens.ts';
-import type { Clock, Entropy } from '../../clock.ts';
+import type { Clock } from '../../clock.ts';
 import { IdParams } from '../../schemas/common.ts';
 import { TailLine, TailQuery } from '../../schemas/records.ts';
-import { SessionTokens } from '../../sessions/tokens.ts';
+import type { SessionTokens } from '../../sessions/tokens.ts';
 import type { LogStore } from '../../storage/log-store.ts';
 import { problemResponses } from '../openapi-responses.ts';
 import { deadline, SharedLines, tailLines } from './lines.ts';
@@ -22,9 +21,9 @@ import { LineSender, WEBSOCKET_LIMITS, type WebSocketLimits } from './websocket.
 
 export interface SessionTailDeps {
   readonly logStore: LogStore;
-  readonly tokens: TokenService;
+  /** Verifies session tokens; one per app, shared with the session routes. */
+  readonly sessionTokens: SessionTokens;
   readonly clock: Clock;
-  readonly entropy: Entropy;
   /** The root key tenant sealing keys derive from. */
   readonly sealKey: Buffer;
   /** Aborted when the process stops: open tails end cleanly. */
@@ -50,14 +49,7 @@ export function sessionTailRoutes(
   deps: SessionTailDeps,
   limits: WebSocketLimits = WEBSOCKET_LIMITS,
 ): void {
-  const reading = {
-    sessionTokens: new SessionTokens({
-      tokens: deps.tokens,
-      clock: deps.clock,
-      entropy: deps.entropy,
-    }),
-    sealKey: deps.sealKey,
-  };
+  const reading = { sessionTokens: deps.sessionTokens, sealKey: deps.sealKey };
   // One per app: every tail of the app shares the public face's lines (see SharedLines).
   const shared = new SharedLines();
   // The reader verified before the handler runs, so that an upgrade is refused as HTTP.
