@@ -75,6 +75,66 @@ export function describeIdempotency(context: LogStoreContext): void {
     );
   });
 
+  it('answers each of many concurrent appends to one stream on its own: land, replay or refuse', async () => {
+    await fc.assert(
+      fc.asyncProperty(
+        fc.array(
+          fc.record({
+            batch: batchArb,
+            key: fc.option(fc.constantFrom('k1', 'k2', 'k3'), { nil: null }),
+            fingerprint: fc.constantFrom('f1', 'f2'),
+          }),
+          { minLength: 2, maxLength: 12 },
+        ),
+        async (offers) => {
+          const store = context.store();
+          const stream = streamId();
+          // All at once on one instance: on SQL most of them queue behind the first.
+          const settled = await Promise.allSettled(
+            offers.map(({ batch, key, fingerprint }) =>
+              store.append({ stream, records: batch, key, fingerprint }),
+            ),
+          );
+          const landed: number[] = [];
+          const held = new Map<string, { fingerprint: string; cursors: number[] }>();
+          // Whatever order the store took them in, a key's batch landed once: the first
+          // of its offers the store took, which is the one that answered `landed`.
+          settled.forEach((result, i) => {
+            const offer = offers[i];
+            if (offer === undefined || result.status !== 'fulfilled') return;
+            if (result.value.outcome === 'landed') {
+              const cursors = cursorsOf(result.value.records);
+              landed.push(...cursors);
+              if (offer.key !== null) {
+                expect(held.has(offer.key)).toBe(false);
+                held.set(offer.key, { fingerprint: offer.fingerprint, cursors });
+              }
+            }
+          });
+          settled.forEach((result, i) => {
+            const offer = offers[i];
+            if (offer === undefined) return;
+            const holder = offer.key === null ? undefined : held.get(offer.key);
+            if (result.status === 'rejected') {
+              // Refused: a key held with the other fingerprint.
+              expect(result.reason).toMatchObject({ code: 'idempotency_conflict' });
+              expect(holder?.fingerprint).not.toBe(offer.fingerprint);
+            } else if (result.value.outcome === 'replayed') {
+              expect(holder?.fingerprint).toBe(offer.fingerprint);
+              expect(cursorsOf(result.value.records)).toEqual(holder?.cursors);
+            } else {
+              expectLanded(stream, offer.batch, result.value.records);
+            }
+          });
+          // Landed batches hold every cursor from 1 to the head once.
+          expect(landed.sort((a, b) => a - b)).toEqual(range(1, landed.length));
+          expect(await store.head(stream)).toEqual({ head: landed.length, archived: false });
+        },
+      ),
+      { numRuns: 15 },
+    );
+  });
+
   it('checks the key before the archive: a resend after archiving still replays', async () => {
     const store = context.store();
     const stream = streamId();

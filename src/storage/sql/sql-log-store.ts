@@ -6,7 +6,9 @@
  * idempotency key, refuse an archived stream, mint `head + 1 …` and one `at`, insert every
  * record, move `head`, record the key, signal the tails. The row lock serialises every
  * writer of a stream across connections and processes, so cursors have no gap and no
- * duplicate, and a batch lands whole or is rolled back whole.
+ * duplicate, and a batch lands whole or is rolled back whole. Within a process, appends
+ * to a stream that arrive while its transaction runs land together in the next one
+ * (group commit, `group-runner.ts`), each batch still checked on its own.
  *
  * `at` comes from the injected clock on both engines, read after the row lock is held
  * and never below the stream's previous `at`: tests can freeze it, and it cannot go back
@@ -26,6 +28,7 @@ import type {
   TailOptions,
 } from '../log-store.ts';
 import { int, text, valuesList, type SqlDriver, type SqlQueryable } from './driver.ts';
+import { GroupRunner, type ItemOutcome } from './group-runner.ts';
 import { COLUMNS, readPage, readRange } from './log-reads.ts';
 import type { LogSignals } from './signals.ts';
 import { StreamFanout } from './stream-fanout.ts';
@@ -57,6 +60,10 @@ export class SqlLogStore implements LogStore {
   readonly #signals: LogSignals;
   readonly #clock: Clock;
   readonly #closed = new AbortController();
+  /** Appends to one stream that queue while its transaction runs land as one group. */
+  readonly #appends = new GroupRunner<AppendBatch, AppendResult>((stream, batches) =>
+    this.#appendGroup(stream, batches),
+  );
   #closing: Promise<void> | undefined;
 
   constructor(parts: SqlLogStoreParts) {
@@ -72,38 +79,75 @@ export class SqlLogStore implements LogStore {
     this.#clock = parts.clock;
   }
 
-  async append(batch: AppendBatch): Promise<AppendResult> {
-    if (batch.records.length === 0)
-      throw new InvalidRequest('empty_batch', 'a batch holds at least one record');
-    const result = await this.#driver.transaction(async (tx): Promise<AppendResult> => {
-      const state = await this.#lock(tx, batch.stream);
-      // The key first (decisions row 9): an identical resend replays even after archiving.
-      if (batch.key !== null) {
-        const [held] = await tx.query(
-          'SELECT fingerprint, first_cursor, last_cursor FROM idempotency WHERE stream = ? AND key = ?',
-          [batch.stream, batch.key],
-        );
-        if (held !== undefined) {
-          if (text(held, 'fingerprint') !== batch.fingerprint) {
-            throw refusalError('idempotency_conflict');
-          }
-          const range = { from: int(held, 'first_cursor'), to: int(held, 'last_cursor') + 1 };
-          return { outcome: 'replayed', records: await readRange(tx, batch.stream, range) };
+  append(batch: AppendBatch): Promise<AppendResult> {
+    if (batch.records.length === 0) {
+      return Promise.reject(new InvalidRequest('empty_batch', 'a batch holds at least one record'));
+    }
+    return this.#appends.submit(batch.stream, batch);
+  }
+
+  /**
+   * Lands a group of batches on one stream in one transaction (`GroupRunner`): each
+   * batch in turn, with its own key and archive checks, so a batch refused answers its
+   * refusal and the others land; the stream's row is locked once and the group commits
+   * once.
+   */
+  async #appendGroup(
+    stream: string,
+    batches: readonly AppendBatch[],
+  ): Promise<ItemOutcome<AppendResult>[]> {
+    const outcomes = await this.#driver.transaction(async (tx) => {
+      let state = await this.#lock(tx, stream);
+      const answers: ItemOutcome<AppendResult>[] = [];
+      for (const batch of batches) {
+        const answer = await this.#appendOne(tx, state, batch);
+        if (answer.ok && answer.value.outcome === 'landed') {
+          const last = answer.value.records.at(-1)?.envelope;
+          if (last !== undefined) state = { head: last.cursor, final: null, lastAt: last.at };
         }
+        answers.push(answer);
       }
-      if (state.final !== null) throw refusalError('session_archived');
-      const records = await this.#land(tx, batch.stream, state, batch.records, false);
-      if (batch.key !== null) {
-        await tx.query(
-          'INSERT INTO idempotency (stream, key, fingerprint, first_cursor, last_cursor) VALUES (?, ?, ?, ?, ?)',
-          [batch.stream, batch.key, batch.fingerprint, state.head + 1, state.head + records.length],
-        );
-      }
-      return { outcome: 'landed', records };
+      return answers;
     });
     // After commit, in cursor order: the fan-out hands them to this instance's tails.
-    if (result.outcome === 'landed') this.#fanout.offer(batch.stream, result.records, false);
-    return result;
+    for (const outcome of outcomes) {
+      if (outcome.ok && outcome.value.outcome === 'landed') {
+        this.#fanout.offer(stream, outcome.value.records, false);
+      }
+    }
+    return outcomes;
+  }
+
+  /** One batch of a group, on the stream's locked row as the group's earlier batches left it. */
+  async #appendOne(
+    tx: SqlQueryable,
+    state: StreamRow,
+    batch: AppendBatch,
+  ): Promise<ItemOutcome<AppendResult>> {
+    // The key first (decisions row 9): an identical resend replays even after archiving.
+    if (batch.key !== null) {
+      const [held] = await tx.query(
+        'SELECT fingerprint, first_cursor, last_cursor FROM idempotency WHERE stream = ? AND key = ?',
+        [batch.stream, batch.key],
+      );
+      if (held !== undefined) {
+        if (text(held, 'fingerprint') !== batch.fingerprint) {
+          return { ok: false, error: refusalError('idempotency_conflict') };
+        }
+        const range = { from: int(held, 'first_cursor'), to: int(held, 'last_cursor') + 1 };
+        const records = await readRange(tx, batch.stream, range);
+        return { ok: true, value: { outcome: 'replayed', records } };
+      }
+    }
+    if (state.final !== null) return { ok: false, error: refusalError('session_archived') };
+    const records = await this.#land(tx, batch.stream, state, batch.records, false);
+    if (batch.key !== null) {
+      await tx.query(
+        'INSERT INTO idempotency (stream, key, fingerprint, first_cursor, last_cursor) VALUES (?, ?, ?, ?, ?)',
+        [batch.stream, batch.key, batch.fingerprint, state.head + 1, state.head + records.length],
+      );
+    }
+    return { ok: true, value: { outcome: 'landed', records } };
   }
 
   async archive(stream: string, record: PendingRecord): Promise<StoredRecord> {
