@@ -55,7 +55,7 @@ export class Subscription {
     // A listener sees records only while nothing waits in the buffer, so order holds.
     if (this.#listener !== undefined && this.#entries.length === 0) {
       for (const entry of entries) {
-        if (!this.#listener(entry)) break;
+        if (!this.#offer(this.#listener, entry)) break;
         taken += 1;
       }
       if (taken === entries.length) return true;
@@ -70,6 +70,20 @@ export class Subscription {
    */
   listen(listener: ((entry: FedRecord) => boolean) | undefined): void {
     this.#listener = listener;
+  }
+
+  /**
+   * The listener's answer for one record. A listener that throws leaves the record to
+   * the tail's iterator, which meets the same failure on its own path: the reader that
+   * pushes serves every tail of the stream and must not fail for one.
+   */
+  #offer(listener: (entry: FedRecord) => boolean, entry: FedRecord): boolean {
+    try {
+      return listener(entry);
+    } catch {
+      this.#listener = undefined;
+      return false;
+    }
   }
 
   #buffer(entries: readonly FedRecord[]): boolean {

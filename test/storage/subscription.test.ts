@@ -1,0 +1,74 @@
+import { describe, expect, it } from 'vitest';
+import type { StoredRecord } from '../../src/storage/log-store.ts';
+import { Subscription, type FedRecord } from '../../src/storage/subscription.ts';
+
+const fed = (cursor: number, final = false): FedRecord => ({
+  record: {
+    envelope: {
+      at: 1,
+      cursor,
+      idem: null,
+      kind: { name: 'message.submitted', version: 1 },
+      producer: 'principal:p',
+      size: 2,
+      stream: 's',
+      to: null,
+    },
+    body: '{}',
+  } satisfies StoredRecord,
+  final,
+});
+const cursors = (entries: readonly FedRecord[]) => entries.map((e) => e.record.envelope.cursor);
+
+describe('Subscription', () => {
+  it('buffers what is pushed and wakes a waiting tail', async () => {
+    const subscription = new Subscription('s', 0, 10);
+    const woken = subscription.wait();
+    expect(subscription.push([fed(1), fed(2)])).toBe(true);
+    await woken;
+    expect(cursors(subscription.take())).toEqual([1, 2]);
+    expect(subscription.take()).toEqual([]);
+  });
+
+  it('hands records to its listener while nothing is buffered, the rest in order to the buffer', () => {
+    const subscription = new Subscription('s', 0, 10);
+    const heard: number[] = [];
+    subscription.listen((entry) => {
+      const cursor = entry.record.envelope.cursor;
+      if (cursor === 3) return false;
+      heard.push(cursor);
+      return true;
+    });
+    expect(subscription.push([fed(1), fed(2), fed(3), fed(4)])).toBe(true);
+    expect(heard).toEqual([1, 2]);
+    // 3 was refused: it and every later record wait in the buffer, even ones the
+    // listener would take, so the tail reads them in order.
+    expect(subscription.push([fed(5)])).toBe(true);
+    expect(heard).toEqual([1, 2]);
+    expect(cursors(subscription.take())).toEqual([3, 4, 5]);
+    subscription.listen(undefined);
+    subscription.push([fed(6)]);
+    expect(cursors(subscription.take())).toEqual([6]);
+  });
+
+  it('leaves a record to the buffer, and stops listening, when its listener throws', () => {
+    const subscription = new Subscription('s', 0, 10);
+    subscription.listen(() => {
+      throw new Error('a transport failed');
+    });
+    expect(subscription.push([fed(1), fed(2)])).toBe(true);
+    expect(cursors(subscription.take())).toEqual([1, 2]);
+    expect(subscription.push([fed(3)])).toBe(true);
+    expect(cursors(subscription.take())).toEqual([3]);
+  });
+
+  it('is dropped, empty, when a push does not fit', async () => {
+    const subscription = new Subscription('s', 0, 2);
+    expect(subscription.push([fed(1)])).toBe(true);
+    expect(subscription.push([fed(2), fed(3)])).toBe(false);
+    expect(subscription.dropped).toBe(true);
+    expect(subscription.take()).toEqual([]);
+    expect(subscription.push([fed(4)])).toBe(false);
+    await subscription.wait();
+  });
+});
