@@ -16,6 +16,41 @@ export interface FedRecord {
   readonly final: boolean;
 }
 
+/** Takes a record pushed while its tail waits, or answers false to leave it buffered. */
+export type Listener = (entry: FedRecord) => boolean;
+
+/** Where a tail stands, for `handOver`. */
+export interface TailPosition {
+  /** The cursor the tail yields next. */
+  readonly next: () => number;
+  /** The cursor the tail stops before (`to`), or Infinity. */
+  readonly stop: number;
+  /** True once the tail is to end (past `to`, aborted, its store closed). */
+  readonly over: () => boolean;
+  /** Moves the tail on past `cursor`, which `deliver` took. */
+  readonly passed: (cursor: number) => void;
+}
+
+/**
+ * A tail's listener for `wait` that hands its next record in order to `deliver`
+ * (`TailOptions.deliver`), past the tail's iterator; undefined without `deliver`. A
+ * record that ends the tail (the archiving record, the one before `to`), one out of
+ * order, and any `deliver` leaves, stay buffered for the iterator.
+ */
+export function handOver(
+  deliver: ((record: StoredRecord) => boolean) | undefined,
+  tail: TailPosition,
+): Listener | undefined {
+  if (deliver === undefined) return undefined;
+  return ({ record, final }) => {
+    const { cursor } = record.envelope;
+    if (final || cursor !== tail.next() || cursor + 1 >= tail.stop || tail.over()) return false;
+    if (!deliver(record)) return false;
+    tail.passed(cursor);
+    return true;
+  };
+}
+
 export class Subscription {
   /** The stream this subscription follows. */
   readonly stream: string;
@@ -26,7 +61,7 @@ export class Subscription {
   #dropped = false;
   #ended = false;
   #wake: (() => void) | undefined;
-  #listener: ((entry: FedRecord) => boolean) | undefined;
+  #listener: Listener | undefined;
 
   constructor(stream: string, start: number, capacity: number) {
     this.stream = stream;
@@ -45,9 +80,9 @@ export class Subscription {
   }
 
   /**
-   * Hands the next records to the listener (`listen`) or buffers them; answers false when
-   * they do not fit, after which the buffer is emptied and the subscription counts as
-   * dropped.
+   * Hands the next records to a waiting tail's listener (`wait`) or buffers them; answers
+   * false when they do not fit, after which the buffer is emptied and the subscription
+   * counts as dropped.
    */
   push(entries: readonly FedRecord[]): boolean {
     if (this.#ended || this.#dropped) return false;
@@ -64,20 +99,11 @@ export class Subscription {
   }
 
   /**
-   * Hands pushed records to `listener` while the buffer is empty, instead of buffering
-   * them and waking the tail: the first record it answers false for, and every one after
-   * it, is buffered as usual. `undefined` stops listening.
-   */
-  listen(listener: ((entry: FedRecord) => boolean) | undefined): void {
-    this.#listener = listener;
-  }
-
-  /**
    * The listener's answer for one record. A listener that throws leaves the record to
    * the tail's iterator, which meets the same failure on its own path: the reader that
    * pushes serves every tail of the stream and must not fail for one.
    */
-  #offer(listener: (entry: FedRecord) => boolean, entry: FedRecord): boolean {
+  #offer(listener: Listener, entry: FedRecord): boolean {
     try {
       return listener(entry);
     } catch {
@@ -116,8 +142,13 @@ export class Subscription {
     return entries;
   }
 
-  /** Resolves once a record is buffered, the subscription is dropped or ended, or on abort. */
-  wait(signal?: AbortSignal): Promise<void> {
+  /**
+   * Resolves once a record is buffered, the subscription is dropped or ended, or on abort.
+   * Meanwhile, and only while the buffer is empty, pushed records go to `listener` first
+   * (see `handOver`): the first one it answers false for, and every one after it, is
+   * buffered and wakes the tail.
+   */
+  wait(signal?: AbortSignal, listener?: Listener): Promise<void> {
     if (this.#entries.length > 0 || this.#dropped || this.#ended || signal?.aborted === true) {
       return Promise.resolve();
     }
@@ -125,8 +156,10 @@ export class Subscription {
       const done = (): void => {
         signal?.removeEventListener('abort', done);
         this.#wake = undefined;
+        this.#listener = undefined;
         resolve();
       };
+      this.#listener = listener;
       this.#wake = done;
       signal?.addEventListener('abort', done, { once: true });
     });

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import type { StoredRecord } from '../../src/storage/log-store.ts';
-import { Subscription, type FedRecord } from '../../src/storage/subscription.ts';
+import { handOver, Subscription, type FedRecord } from '../../src/storage/subscription.ts';
 
 const fed = (cursor: number, final = false): FedRecord => ({
   record: {
@@ -30,36 +30,63 @@ describe('Subscription', () => {
     expect(subscription.take()).toEqual([]);
   });
 
-  it('hands records to its listener while nothing is buffered, the rest in order to the buffer', () => {
+  it('hands records to the listener of a waiting tail, the rest in order to the buffer', async () => {
     const subscription = new Subscription('s', 0, 10);
     const heard: number[] = [];
-    subscription.listen((entry) => {
+    const woken = subscription.wait(undefined, (entry) => {
       const cursor = entry.record.envelope.cursor;
       if (cursor === 3) return false;
       heard.push(cursor);
       return true;
     });
-    expect(subscription.push([fed(1), fed(2), fed(3), fed(4)])).toBe(true);
+    expect(subscription.push([fed(1), fed(2)])).toBe(true);
+    expect(subscription.take()).toEqual([]);
+    expect(subscription.push([fed(3), fed(4)])).toBe(true);
     expect(heard).toEqual([1, 2]);
     // 3 was refused: it and every later record wait in the buffer, even ones the
-    // listener would take, so the tail reads them in order.
+    // listener would take, so the tail reads them in order; the refusal woke the tail.
+    await woken;
     expect(subscription.push([fed(5)])).toBe(true);
     expect(heard).toEqual([1, 2]);
     expect(cursors(subscription.take())).toEqual([3, 4, 5]);
-    subscription.listen(undefined);
+    // Once woken, the tail no longer listens.
     subscription.push([fed(6)]);
+    expect(heard).toEqual([1, 2]);
     expect(cursors(subscription.take())).toEqual([6]);
   });
 
-  it('leaves a record to the buffer, and stops listening, when its listener throws', () => {
+  it('leaves a record to the buffer, and stops listening, when its listener throws', async () => {
     const subscription = new Subscription('s', 0, 10);
-    subscription.listen(() => {
+    const woken = subscription.wait(undefined, () => {
       throw new Error('a transport failed');
     });
     expect(subscription.push([fed(1), fed(2)])).toBe(true);
+    await woken;
     expect(cursors(subscription.take())).toEqual([1, 2]);
     expect(subscription.push([fed(3)])).toBe(true);
     expect(cursors(subscription.take())).toEqual([3]);
+  });
+
+  it('hands over only the next record in order, and leaves the final one and the one before `to`', () => {
+    let next = 1;
+    const taken: number[] = [];
+    const listener = handOver(
+      (record) => {
+        taken.push(record.envelope.cursor);
+        return true;
+      },
+      { next: () => next, stop: 4, over: () => false, passed: (cursor) => (next = cursor + 1) },
+    );
+    expect(listener?.(fed(2))).toBe(false); // out of order
+    expect(listener?.(fed(1))).toBe(true);
+    expect(listener?.(fed(2, true))).toBe(false); // archiving record
+    expect(listener?.(fed(2))).toBe(true);
+    expect(listener?.(fed(3))).toBe(false); // the last one before `to` ends the tail
+    expect(taken).toEqual([1, 2]);
+    expect(next).toBe(3);
+    expect(
+      handOver(undefined, { next: () => 1, stop: 9, over: () => false, passed: () => undefined }),
+    ).toBeUndefined();
   });
 
   it('is dropped, empty, when a push does not fit', async () => {

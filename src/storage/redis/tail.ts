@@ -13,7 +13,7 @@
  */
 import type { StoredRecord, StreamHead, TailOptions } from '../log-store.ts';
 import type { LogEntry } from './entries.ts';
-import type { Subscription } from '../subscription.ts';
+import { handOver, type Subscription } from '../subscription.ts';
 
 /** Records per catch-up read. */
 const PAGE = 500;
@@ -53,6 +53,16 @@ export async function* tailLog(
     }
   }
 
+  // Records that land while the tail waits go straight to `options.deliver`.
+  const listener = handOver(options.deliver, {
+    next: () => next,
+    stop,
+    over,
+    passed: (cursor) => {
+      next = cursor + 1;
+    },
+  });
+
   try {
     for (;;) {
       // Catch up, then join the fan-out (again, after an overflow).
@@ -78,20 +88,6 @@ export async function* tailLog(
     if (!source.closed) throw error;
   }
 
-  /**
-   * `options.deliver` as the fan-out's listener while the tail waits: the next record in
-   * order goes straight to it; one that ends the tail, or any the caller leaves, comes
-   * through the iterator.
-   */
-  function handOver(entry: LogEntry): boolean {
-    const { deliver } = options;
-    const { cursor } = entry.record.envelope;
-    if (deliver === undefined || entry.final || cursor !== next || cursor + 1 >= stop) return false;
-    if (over() || !deliver(entry.record)) return false;
-    next = cursor + 1;
-    return true;
-  }
-
   /** Yields what the fan-out delivers; true at the end, false after an overflow. */
   async function* follow(subscription: Subscription): AsyncGenerator<StoredRecord, boolean> {
     for (;;) {
@@ -100,12 +96,7 @@ export async function* tailLog(
       if (entries.length === 0) {
         if (subscription.dropped) return false;
         if (subscription.ended) return true;
-        subscription.listen(handOver);
-        try {
-          await subscription.wait();
-        } finally {
-          subscription.listen(undefined);
-        }
+        await subscription.wait(undefined, listener);
         continue;
       }
       for (const entry of entries) {

@@ -15,7 +15,7 @@
 import type { StoredRecord, TailOptions } from '../log-store.ts';
 import type { LogPage } from './log-reads.ts';
 import type { StreamFanout } from './stream-fanout.ts';
-import type { FedRecord, Subscription } from '../subscription.ts';
+import { handOver, type Subscription } from '../subscription.ts';
 
 /**
  * Records read per query while catching up. Small on purpose: a hundred tails catching
@@ -64,19 +64,15 @@ export async function* follow(
     }
   }
 
-  /**
-   * `options.deliver` as the fan-out's listener while the tail waits: the next record in
-   * order goes straight to it; one that ends the tail, or any the caller leaves, comes
-   * through the iterator.
-   */
-  function handOver({ record, final }: FedRecord): boolean {
-    const { deliver } = options;
-    const { cursor } = record.envelope;
-    if (deliver === undefined || final || cursor !== next || cursor + 1 >= stop) return false;
-    if (over() || !deliver(record)) return false;
-    next = cursor + 1;
-    return true;
-  }
+  // Records that land while the tail waits go straight to `options.deliver`.
+  const listener = handOver(options.deliver, {
+    next: () => next,
+    stop,
+    over,
+    passed: (cursor) => {
+      next = cursor + 1;
+    },
+  });
 
   /** Yields what the fan-out delivers; true at the end, false once dropped. */
   async function* fed(subscription: Subscription): AsyncGenerator<StoredRecord, boolean> {
@@ -86,12 +82,7 @@ export async function* follow(
       if (entries.length === 0) {
         if (subscription.dropped) return false;
         if (subscription.ended) return true;
-        subscription.listen(handOver);
-        try {
-          await subscription.wait(signal);
-        } finally {
-          subscription.listen(undefined);
-        }
+        await subscription.wait(signal, listener);
         continue;
       }
       for (const { record, final } of entries) {
