@@ -15,6 +15,7 @@
  * `<key>` is the batch's idempotency key: the token's `idk`, or `idk:<Idempotency-Key>`
  * (row 9), so every record a client lands has an idem slot of its own.
  */
+import { kindKey } from '../schemas/record-kinds.ts';
 import type { Envelope, Kind } from '../storage/log-store.ts';
 
 /** What the filter knows of the credential a batch was offered under. */
@@ -63,8 +64,9 @@ export function completionIdem(cause: number): string {
   return `call:${cause}`;
 }
 
+/** A kind as the rules name it: `<name>@<version>`. */
 function kindOf(kind: Kind): string {
-  return `${kind.name}@${kind.version}`;
+  return kindKey(kind.name, kind.version);
 }
 
 /** True when `idem` is `holderIdem(key, index)`, compared without making that text. */
