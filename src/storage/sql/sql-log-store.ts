@@ -99,6 +99,7 @@ export class SqlLogStore implements LogStore {
     const outcomes = await this.#driver.transaction(async (tx) => {
       let state = await this.#lock(tx, stream);
       const answers: ItemOutcome<AppendResult>[] = [];
+      const start = state.head;
       for (const batch of batches) {
         const answer = await this.#appendOne(tx, state, batch);
         if (answer.ok && answer.value.outcome === 'landed') {
@@ -107,6 +108,8 @@ export class SqlLogStore implements LogStore {
         }
         answers.push(answer);
       }
+      // One signal for the group: other instances read up to the head it names.
+      if (state.head > start) await this.#signals.publish(tx, stream, state.head);
       return answers;
     });
     // After commit, in cursor order: the fan-out hands them to this instance's tails.
@@ -160,6 +163,7 @@ export class SqlLogStore implements LogStore {
       }
       const [archived] = await this.#land(tx, stream, state, [record], true);
       if (archived === undefined) throw new Error('the archiving record did not land');
+      await this.#signals.publish(tx, stream, archived.envelope.cursor);
       return { final: archived, landed: true };
     });
     if (landed) this.#fanout.offer(stream, [final], true);
@@ -235,7 +239,10 @@ export class SqlLogStore implements LogStore {
     };
   }
 
-  /** Mints cursors and one `at` for `pending`, inserts them and moves the head. */
+  /**
+   * Mints cursors and one `at` for `pending`, inserts them and moves the head; the
+   * caller signals other instances once for what it landed.
+   */
   async #land(
     tx: SqlQueryable,
     stream: string,
@@ -286,7 +293,6 @@ export class SqlLogStore implements LogStore {
         params,
       );
     }
-    await this.#signals.publish(tx, stream, head);
     return records;
   }
 }
