@@ -6,8 +6,8 @@
  * to the socket. Once a message would take more than `highWaterBytes` into the socket's
  * user-space buffer (`bufferedAmount`), nothing more is pulled until it is written; if
  * that takes longer than `lagMs` the reader is lagging and the connection is closed
- * with 1013 (try again later) and a reason, rather than holding its records in memory. The reader tails again from the
- * cursor after the last record it received.
+ * with 1013 (try again later) and a reason, rather than holding its records in memory.
+ * The reader tails again from the cursor after the last record it received.
  *
  * Pacing: `ws` writes each message to the connection at once, one system call per
  * message. The connection under the socket (`wire`) is paced instead (`pacer.ts`): the
@@ -128,15 +128,17 @@ export class LineSender {
   }
 
   /** Writes `line` now when the socket is open and takes it below the mark; else false. */
-  readonly offer = (line: TailLine): boolean => {
-    if (!isOpen(this.#socket)) return false;
-    const message = this.#encode(line);
+  readonly offer = (line: TailLine): boolean =>
+    isOpen(this.#socket) && this.#sendBelowMark(line, this.#encode(line));
+
+  /** Sends `message`, the text of `line`, when the buffer stays below the mark. */
+  #sendBelowMark(line: TailLine, message: string | Buffer): boolean {
     if (this.#socket.bufferedAmount + message.length > this.#limits.highWaterBytes) return false;
     this.#hold();
     this.#socket.send(message, TEXT);
     this.#last = line;
     return true;
-  };
+  }
 
   /**
    * Sends every line of `source` as a text message, then closes the socket with the code
@@ -147,11 +149,12 @@ export class LineSender {
     const socket = this.#socket;
     for await (const line of source) {
       if (!isOpen(socket)) return;
-      if (this.offer(line)) continue;
+      const message = this.#encode(line);
+      if (this.#sendBelowMark(line, message)) continue;
       // Over the mark: this message is followed until it is written.
       this.#hold();
       const flushed = new Promise<void>((resolve) => {
-        socket.send(this.#encode(line), TEXT, () => {
+        socket.send(message, TEXT, () => {
           resolve();
         });
       });
