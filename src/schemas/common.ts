@@ -132,6 +132,9 @@ export function queryInteger<T extends z.ZodType<number, number>>(inner: T) {
 export const IdParams = z.object({ id: z.string().min(1, { error: 'must not be empty' }) });
 export type IdParams = z.infer<typeof IdParams>;
 
+/** A path whose only parameter is the `id` a tenant names a resource by (a `ResourceName`). */
+export const NameParams = z.object({ id: ResourceName });
+
 /** Decisions row 4: `GET /sessions/{id}/token` refuses ids of neither 64 nor 72 hex. */
 export const SessionTokenParams = z.object({
   id: z.string().regex(TOKEN_PATH_ID, { error: 'must be 64 or 72 hex characters' }).toLowerCase(),

@@ -4,14 +4,13 @@
  */
 import type { FastifyInstance } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
-import { z } from 'zod';
 import {
   deleteInference,
   getInference,
   listInferences,
   putInference,
 } from '../../console/inferences.ts';
-import { IdParams, ResourceName, WriteAnswer } from '../../schemas/common.ts';
+import { IdParams, NameParams, WriteAnswer } from '../../schemas/common.ts';
 import { InferenceList, InferenceOption, InferenceRead } from '../../schemas/inference.ts';
 import { InUseByInstallsProblem } from '../../schemas/problem.ts';
 import {
@@ -24,7 +23,6 @@ import { ownerDeleteRoute } from './delete-route.ts';
 import { BODY_PROBLEMS, problemResponses } from '../openapi-responses.ts';
 
 const security = [{ consoleToken: [] }];
-const PutParams = z.object({ id: ResourceName });
 
 /** Registers the inference option routes. */
 export function inferenceRoutes(app: FastifyInstance, deps: ConsoleAuthDeps): void {
@@ -39,7 +37,7 @@ export function inferenceRoutes(app: FastifyInstance, deps: ConsoleAuthDeps): vo
           'Owner. A `credential` must name a secret the tenant holds. Installs that select the option follow a replacement.',
         tags: ['inferences'],
         security,
-        params: PutParams,
+        params: NameParams,
         body: InferenceOption,
         response: {
           200: WriteAnswer.describe('Replaced, or unchanged when the option is the same.'),

@@ -5,9 +5,8 @@
  */
 import type { FastifyInstance } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
-import { z } from 'zod';
 import { deleteSecret, listSecrets, putSecret } from '../../console/secrets.ts';
-import { ResourceName, WriteAnswer } from '../../schemas/common.ts';
+import { NameParams, WriteAnswer } from '../../schemas/common.ts';
 import { PutSecretBody, SecretList } from '../../schemas/console.ts';
 import { SecretInUseProblem } from '../../schemas/problem.ts';
 import {
@@ -20,7 +19,6 @@ import { ownerDeleteRoute } from './delete-route.ts';
 import { BODY_PROBLEMS, problemResponses } from '../openapi-responses.ts';
 
 const security = [{ consoleToken: [] }];
-const PutParams = z.object({ id: ResourceName });
 
 /** Registers the secret routes. */
 export function secretRoutes(app: FastifyInstance, deps: ConsoleAuthDeps): void {
@@ -35,7 +33,7 @@ export function secretRoutes(app: FastifyInstance, deps: ConsoleAuthDeps): void 
           'Owner. The value is sealed at rest and never served back; the same value again is `unchanged`.',
         tags: ['secrets'],
         security,
-        params: PutParams,
+        params: NameParams,
         body: PutSecretBody,
         response: {
           200: WriteAnswer.describe('Replaced, or unchanged when the value is the same.'),
