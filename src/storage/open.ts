@@ -2,12 +2,14 @@
  * Chooses the backends from configuration (see the table in docs/architecture.md):
  * the control store is SQLite in `DATA_DIR` unless `DATABASE_URL` names PostgreSQL; the
  * log store lives in Redis Streams when `REDIS_URL` is set, else beside the control store.
+ * The work store always lives beside the control store, in the SQL database.
  */
 import type { Clock } from '../clock.ts';
 import type { ControlStore } from './control-store.ts';
 import type { LogStore } from './log-store.ts';
 import { openRedisLogStore } from './redis/store.ts';
 import { openPostgresStores, openSqliteStores, type SqlStores } from './sql/open.ts';
+import type { WorkStore } from './work-store.ts';
 
 export interface StoreOptions {
   readonly dataDir: string;
@@ -23,7 +25,8 @@ export interface StoreOptions {
 export interface Stores {
   readonly log: LogStore;
   readonly control: ControlStore;
-  /** Closes the log store (ending its tails), then the control store. */
+  readonly work: WorkStore;
+  /** Closes the log store (ending its tails), then the control and work stores. */
   close(): Promise<void>;
 }
 
@@ -56,6 +59,7 @@ export async function openStores(options: StoreOptions): Promise<Stores> {
   return {
     log,
     control: sql.control,
+    work: sql.work,
     close: async () => {
       await log.close();
       await sql.close();

@@ -1,10 +1,13 @@
 /**
  * Opening the SQL stores: the entry `src/main.ts` wires.
  *
- * - Embedded default: `openSqliteStores({ dataDir, secretsKey })` keeps both stores in one
- *   WAL database file, `<dataDir>/service.sqlite` (or `file`).
+ * - Embedded default: `openSqliteStores({ dataDir, secretsKey })` keeps the log, control
+ *   and work stores in one WAL database file, `<dataDir>/service.sqlite` (or `file`).
  * - Server: `openPostgresStores({ url, secretsKey })`, each store with its own pool; the
  *   log store also holds one listening connection for tails.
+ *
+ * The work store always sits beside the control store: a checkpoint moves its counted
+ * cursor and the control store's usage row in one transaction.
  *
  * Every opener applies the pending migrations first (`migrate.ts`), so a fresh folder or
  * database is ready when it resolves. Each opened store owns its connections and
@@ -15,12 +18,14 @@ import path from 'node:path';
 import { systemClock, type Clock } from '../../clock.ts';
 import type { ControlStore } from '../control-store.ts';
 import type { LogStore } from '../log-store.ts';
+import type { WorkStore } from '../work-store.ts';
 import type { SqlDriver } from './driver.ts';
 import { migrate } from './migrate.ts';
 import { openPostgresDriver, type PostgresOptions } from './postgres-driver.ts';
 import { listenPostgres, watchSqlite } from './signals.ts';
 import { SqlControlStore } from './sql-control-store.ts';
 import { SqlLogStore } from './sql-log-store.ts';
+import { SqlWorkStore } from './sql-work-store.ts';
 import { openSqliteDriver } from './sqlite-driver.ts';
 import { Wakeups } from './wakeups.ts';
 
@@ -45,7 +50,8 @@ export interface SecretsOption {
 export interface SqlStores {
   readonly log: LogStore;
   readonly control: ControlStore;
-  /** Closes both stores. */
+  readonly work: WorkStore;
+  /** Closes the three stores. */
   close(): Promise<void>;
 }
 
@@ -90,6 +96,11 @@ export async function openSqliteControlStore(
   });
 }
 
+/** A work store on a SQLite file. */
+export async function openSqliteWorkStore(options: SqliteOptions): Promise<WorkStore> {
+  return new SqlWorkStore(await sqliteDriver(options));
+}
+
 /** A log store on PostgreSQL. */
 export async function openPostgresLogStore(
   options: PostgresOptions & { readonly clock?: Clock },
@@ -116,17 +127,41 @@ export async function openPostgresControlStore(
   return new SqlControlStore({ driver, secretsKey: options.secretsKey, clock });
 }
 
-function pair(log: LogStore, control: ControlStore): SqlStores {
+/** A work store on PostgreSQL. */
+export async function openPostgresWorkStore(
+  options: PostgresOptions & { readonly clock?: Clock },
+): Promise<WorkStore> {
+  const clock = options.clock ?? systemClock;
+  const driver = await ready(openPostgresDriver({ ...options, max: options.max ?? 5 }), clock);
+  return new SqlWorkStore(driver);
+}
+
+/** Opens the stores one after the other; when one fails, closes those already open. */
+async function assemble(
+  openLog: () => Promise<LogStore>,
+  openControl: () => Promise<ControlStore>,
+  openWork: () => Promise<WorkStore>,
+): Promise<SqlStores> {
+  const log = await openLog();
+  const opened: { close(): Promise<void> }[] = [log];
+  const closeOpened = async (error: unknown): Promise<never> => {
+    await Promise.all(opened.map((store) => store.close()));
+    throw error;
+  };
+  const control = await openControl().catch(closeOpened);
+  opened.push(control);
+  const work = await openWork().catch(closeOpened);
   return {
     log,
     control,
+    work,
     close: async () => {
-      await Promise.all([log.close(), control.close()]);
+      await Promise.all([log.close(), control.close(), work.close()]);
     },
   };
 }
 
-/** Both stores in one SQLite file: `file`, or `service.sqlite` in `dataDir`. */
+/** The three stores in one SQLite file: `file`, or `service.sqlite` in `dataDir`. */
 export async function openSqliteStores(
   options: ({ readonly dataDir: string } | { readonly file: string }) &
     SecretsOption & { readonly clock?: Clock },
@@ -138,23 +173,21 @@ export async function openSqliteStores(
     secretsKey: options.secretsKey,
     ...(options.clock ? { clock: options.clock } : {}),
   };
-  const log = await openSqliteLogStore(settings);
-  const control = await openSqliteControlStore(settings).catch(async (error: unknown) => {
-    await log.close();
-    throw error;
-  });
-  return pair(log, control);
+  return assemble(
+    () => openSqliteLogStore(settings),
+    () => openSqliteControlStore(settings),
+    () => openSqliteWorkStore(settings),
+  );
 }
 
-/** Both stores on one PostgreSQL database (and schema). */
+/** The three stores on one PostgreSQL database (and schema). */
 export async function openPostgresStores(
   options: PostgresOptions & SecretsOption & { readonly clock?: Clock },
 ): Promise<SqlStores> {
   checkKey(options);
-  const log = await openPostgresLogStore(options);
-  const control = await openPostgresControlStore(options).catch(async (error: unknown) => {
-    await log.close();
-    throw error;
-  });
-  return pair(log, control);
+  return assemble(
+    () => openPostgresLogStore(options),
+    () => openPostgresControlStore(options),
+    () => openPostgresWorkStore(options),
+  );
 }

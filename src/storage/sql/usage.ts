@@ -7,7 +7,14 @@
  * processes add up and none is lost.
  */
 import type { UsageDay, UsageDelta } from '../control-store.ts';
-import { int, text, type SqlDriver, type SqlRow } from './driver.ts';
+import {
+  int,
+  text,
+  type SqlDialect,
+  type SqlDriver,
+  type SqlQueryable,
+  type SqlRow,
+} from './driver.ts';
 
 type Tokens = UsageDelta['tokens'];
 type ToolCalls = UsageDelta['toolCalls'];
@@ -43,37 +50,50 @@ function toUsageDay(row: SqlRow): UsageDay {
   };
 }
 
-/** Adds `delta` to the tenant's row for `day`, creating it. */
+/**
+ * Adds `delta` to the tenant's row for `day`, creating it, inside the transaction `tx`
+ * (which must have taken the write lock as `SqlDriver.transaction` does): for callers
+ * that move other rows with the usage, such as a work store checkpoint.
+ */
+export async function addUsageIn(
+  tx: SqlQueryable,
+  dialect: SqlDialect,
+  tenant: string,
+  day: string,
+  delta: UsageDelta,
+): Promise<void> {
+  await tx.query(
+    `INSERT INTO usage (tenant, ${COLUMNS}) VALUES (?, ?, 0, 0, 0, '{}', '{}') ON CONFLICT (tenant, day) DO NOTHING`,
+    [tenant, day],
+  );
+  const [row] = await tx.query(
+    `SELECT ${COLUMNS} FROM usage WHERE tenant = ? AND day = ?${dialect.lockRows}`,
+    [tenant, day],
+  );
+  if (row === undefined) throw new Error(`usage row ${tenant}/${day} vanished`);
+  const held = toUsageDay(row);
+  await tx.query(
+    'UPDATE usage SET events = ?, bytes_archived = ?, sessions_checkpointed = ?, tokens = ?, tool_calls = ? WHERE tenant = ? AND day = ?',
+    [
+      held.events + delta.events,
+      held.bytesArchived + delta.bytesArchived,
+      held.sessionsCheckpointed + delta.sessionsCheckpointed,
+      JSON.stringify(addTokens(held.tokens, delta.tokens)),
+      JSON.stringify(addCalls(held.toolCalls, delta.toolCalls)),
+      tenant,
+      day,
+    ],
+  );
+}
+
+/** Adds `delta` to the tenant's row for `day`, creating it, in a transaction of its own. */
 export async function addUsage(
   driver: SqlDriver,
   tenant: string,
   day: string,
   delta: UsageDelta,
 ): Promise<void> {
-  await driver.transaction(async (tx) => {
-    await tx.query(
-      `INSERT INTO usage (tenant, ${COLUMNS}) VALUES (?, ?, 0, 0, 0, '{}', '{}') ON CONFLICT (tenant, day) DO NOTHING`,
-      [tenant, day],
-    );
-    const [row] = await tx.query(
-      `SELECT ${COLUMNS} FROM usage WHERE tenant = ? AND day = ?${driver.dialect.lockRows}`,
-      [tenant, day],
-    );
-    if (row === undefined) throw new Error(`usage row ${tenant}/${day} vanished`);
-    const held = toUsageDay(row);
-    await tx.query(
-      'UPDATE usage SET events = ?, bytes_archived = ?, sessions_checkpointed = ?, tokens = ?, tool_calls = ? WHERE tenant = ? AND day = ?',
-      [
-        held.events + delta.events,
-        held.bytesArchived + delta.bytesArchived,
-        held.sessionsCheckpointed + delta.sessionsCheckpointed,
-        JSON.stringify(addTokens(held.tokens, delta.tokens)),
-        JSON.stringify(addCalls(held.toolCalls, delta.toolCalls)),
-        tenant,
-        day,
-      ],
-    );
-  });
+  await driver.transaction((tx) => addUsageIn(tx, driver.dialect, tenant, day, delta));
 }
 
 /** The tenant's rows from `from` to `to` inclusive (YYYY-MM-DD compares as text), by day. */

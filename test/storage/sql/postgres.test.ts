@@ -1,13 +1,19 @@
 /**
- * The PostgreSQL stores against both store contracts, each suite in a schema of its own.
+ * The PostgreSQL stores against the log, control and work store contracts, each suite in
+ * a schema of its own.
  */
 import { randomBytes, randomUUID } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import type { LogStore, StoredRecord } from '../../../src/storage/log-store.ts';
-import { openPostgresControlStore, openPostgresLogStore } from '../../../src/storage/sql/open.ts';
+import {
+  openPostgresControlStore,
+  openPostgresLogStore,
+  openPostgresWorkStore,
+} from '../../../src/storage/sql/open.ts';
 import { describeControlStore } from '../../contracts/control-store.contract.ts';
 import { within } from '../../contracts/log-store-fixture.ts';
 import { describeLogStore } from '../../contracts/log-store.contract.ts';
+import { describeWorkStore } from '../../contracts/work-store.contract.ts';
 import { createTestSchema } from './pg-schema.ts';
 
 describeLogStore('postgres', async () => {
@@ -40,6 +46,15 @@ describeControlStore('postgres', async () => {
   };
 });
 
+describeWorkStore('postgres', async () => {
+  const { url, schema, drop } = await createTestSchema();
+  return {
+    open: () => openPostgresWorkStore({ url, schema }),
+    openControl: () => openPostgresControlStore({ url, schema, secretsKey: randomBytes(32) }),
+    cleanup: drop,
+  };
+});
+
 describe('postgres log store under load', () => {
   it('migrates once when several processes open a fresh schema together', async () => {
     const schema = await createTestSchema();
@@ -51,7 +66,7 @@ describe('postgres log store under load', () => {
       );
       await Promise.all(stores.map((store) => store.close()));
       const applied = await schema.query('SELECT version FROM schema_migrations ORDER BY version');
-      expect(applied).toEqual([{ version: 1 }]);
+      expect(applied).toEqual([{ version: 1 }, { version: 2 }]);
     } finally {
       await schema.drop();
     }

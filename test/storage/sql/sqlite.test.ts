@@ -1,6 +1,6 @@
 /**
- * The SQLite stores (`node:sqlite`, a WAL file in a fresh temp folder) against both
- * store contracts.
+ * The SQLite stores (`node:sqlite`, a WAL file in a fresh temp folder) against the log,
+ * control and work store contracts.
  */
 import { randomBytes } from 'node:crypto';
 import { mkdtemp, readdir, readFile, rm } from 'node:fs/promises';
@@ -12,10 +12,12 @@ import {
   openSqliteControlStore,
   openSqliteLogStore,
   openSqliteStores,
+  openSqliteWorkStore,
   SQLITE_FILE,
 } from '../../../src/storage/sql/open.ts';
 import { describeControlStore } from '../../contracts/control-store.contract.ts';
 import { describeLogStore } from '../../contracts/log-store.contract.ts';
+import { describeWorkStore } from '../../contracts/work-store.contract.ts';
 
 describeLogStore('sqlite', async () => {
   const folder = await mkdtemp(path.join(tmpdir(), 'sql-log-'));
@@ -42,6 +44,16 @@ describeControlStore('sqlite', async () => {
   };
 });
 
+describeWorkStore('sqlite', async () => {
+  const folder = await mkdtemp(path.join(tmpdir(), 'sql-work-'));
+  const file = path.join(folder, 'service.sqlite');
+  return {
+    open: () => openSqliteWorkStore({ file }),
+    openControl: () => openSqliteControlStore({ file, secretsKey: randomBytes(32) }),
+    cleanup: () => rm(folder, { recursive: true, force: true }),
+  };
+});
+
 describe('sqlite stores on a data folder', () => {
   it('creates the folder and file, migrates once, and reopens what it wrote', async () => {
     const parent = await mkdtemp(path.join(tmpdir(), 'sql-open-'));
@@ -62,14 +74,19 @@ describe('sqlite stores on a data folder', () => {
         ],
       });
       await first?.control.putSecretValue('t', 'name', 'value');
+      expect(await first?.work.markDue('s', 1)).toBe(1);
       await Promise.all(opened.map((stores) => stores.close()));
       const again = await openSqliteStores({ file: path.join(dataDir, SQLITE_FILE), secretsKey });
       expect(await again.log.head('s')).toEqual({ head: 1, archived: false });
       expect(await again.control.readSecretValue('t', 'name')).toBe('value');
       expect(again.log.backend).toBe('sqlite');
+      expect(await again.work.dueEntry('s')).toEqual({ at: 1, stamp: 1 });
       await again.close();
       const db = new DatabaseSync(path.join(dataDir, SQLITE_FILE));
-      expect(db.prepare('SELECT version FROM schema_migrations').all()).toEqual([{ version: 1 }]);
+      expect(db.prepare('SELECT version FROM schema_migrations ORDER BY version').all()).toEqual([
+        { version: 1 },
+        { version: 2 },
+      ]);
       expect(db.prepare('PRAGMA journal_mode').get()).toEqual({ journal_mode: 'wal' });
       db.close();
     } finally {

@@ -1,0 +1,129 @@
+/**
+ * The work store on SQL (`../work-store.ts`), one code path for SQLite and PostgreSQL.
+ *
+ * Every verb but a checkpoint is one statement, so it is atomic on its own: an upsert
+ * whose `DO UPDATE ... WHERE` is the compare (a conflicting writer waits for the row and
+ * sees the committed value, PostgreSQL's READ COMMITTED re-check included), and whose
+ * `RETURNING` row says whether it wrote. A checkpoint moves `usage_counted` and the
+ * usage row in one transaction (`addUsageIn`).
+ */
+import type { UsageDelta } from '../control-store.ts';
+import type { DueEntry, WorkStore } from '../work-store.ts';
+import { int, text, type SqlDriver } from './driver.ts';
+import { addUsageIn } from './usage.ts';
+
+export class SqlWorkStore implements WorkStore {
+  readonly #driver: SqlDriver;
+
+  /** Takes `driver` over: `close()` closes it. */
+  constructor(driver: SqlDriver) {
+    this.#driver = driver;
+  }
+
+  async acquireLease(name: string, holder: string, now: number, ms: number): Promise<boolean> {
+    const rows = await this.#driver.query(
+      `INSERT INTO leases (name, holder, expires) VALUES (?, ?, ?)
+       ON CONFLICT (name) DO UPDATE SET holder = excluded.holder, expires = excluded.expires
+       WHERE leases.holder = excluded.holder OR leases.expires <= ?
+       RETURNING holder`,
+      [name, holder, now + ms, now],
+    );
+    return rows.length > 0;
+  }
+
+  async releaseLease(name: string, holder: string): Promise<void> {
+    await this.#driver.query('DELETE FROM leases WHERE name = ? AND holder = ?', [name, holder]);
+  }
+
+  async markDue(session: string, at: number): Promise<number> {
+    const [row] = await this.#driver.query(
+      `INSERT INTO due (session, at, stamp) VALUES (?, ?, 1)
+       ON CONFLICT (session) DO UPDATE SET
+         at = CASE WHEN due.at IS NULL OR excluded.at < due.at THEN excluded.at ELSE due.at END,
+         stamp = due.stamp + 1
+       RETURNING stamp`,
+      [session, at],
+    );
+    if (row === undefined) throw new Error(`the due entry of ${session} was not written`);
+    return int(row, 'stamp');
+  }
+
+  async dueEntry(session: string): Promise<DueEntry | null> {
+    const [row] = await this.#driver.query(
+      'SELECT at, stamp FROM due WHERE session = ? AND at IS NOT NULL',
+      [session],
+    );
+    return row === undefined ? null : { at: int(row, 'at'), stamp: int(row, 'stamp') };
+  }
+
+  async settleDue(session: string, stamp: number, next: number | null): Promise<boolean> {
+    if (stamp !== 0) {
+      const rows = await this.#driver.query(
+        'UPDATE due SET at = ? WHERE session = ? AND stamp = ? AND at IS NOT NULL RETURNING stamp',
+        [next, session, stamp],
+      );
+      return rows.length > 0;
+    }
+    if (next === null) {
+      // Removing "no entry" succeeds exactly when no entry is set.
+      return (await this.dueEntry(session)) === null;
+    }
+    // A kept row (at NULL) is revived under the next stamp, never under the one it had.
+    const rows = await this.#driver.query(
+      `INSERT INTO due (session, at, stamp) VALUES (?, ?, 1)
+       ON CONFLICT (session) DO UPDATE SET at = excluded.at, stamp = due.stamp + 1
+       WHERE due.at IS NULL
+       RETURNING stamp`,
+      [session, next],
+    );
+    return rows.length > 0;
+  }
+
+  async due(now: number, limit: number): Promise<string[]> {
+    const rows = await this.#driver.query(
+      'SELECT session FROM due WHERE at IS NOT NULL AND at <= ? ORDER BY at, session LIMIT ?',
+      [now, Math.max(0, limit)],
+    );
+    return rows.map((row) => text(row, 'session'));
+  }
+
+  async countedThrough(session: string): Promise<number> {
+    const [row] = await this.#driver.query('SELECT through FROM usage_counted WHERE session = ?', [
+      session,
+    ]);
+    return row === undefined ? 0 : int(row, 'through');
+  }
+
+  checkpointUsage(
+    session: string,
+    expect: number,
+    through: number,
+    tenant: string,
+    day: string,
+    delta: UsageDelta,
+  ): Promise<boolean> {
+    return this.#driver.transaction(async (tx) => {
+      // An absent row counts as 0, so only `expect` 0 may create it.
+      const moved =
+        expect === 0
+          ? await tx.query(
+              `INSERT INTO usage_counted (session, through) VALUES (?, ?)
+               ON CONFLICT (session) DO UPDATE SET through = excluded.through
+               WHERE usage_counted.through = 0
+               RETURNING through`,
+              [session, through],
+            )
+          : await tx.query(
+              'UPDATE usage_counted SET through = ? WHERE session = ? AND through = ? RETURNING through',
+              [through, session, expect],
+            );
+      if (moved.length === 0) return false;
+      await addUsageIn(tx, this.#driver.dialect, tenant, day, delta);
+      return true;
+    });
+  }
+
+  close(): Promise<void> {
+    return this.#driver.close();
+  }
+}
