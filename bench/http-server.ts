@@ -27,10 +27,13 @@ import { TokenService } from '../src/auth/tokens.ts';
 import { systemClock, systemEntropy } from '../src/clock.ts';
 import { batchedDestination, createLogger } from '../src/logger.ts';
 import type { ControlStore } from '../src/storage/control-store.ts';
+import type { WorkStore } from '../src/storage/work-store.ts';
 import { openRedisLogStore } from '../src/storage/redis/store.ts';
 import {
   openPostgresControlStore,
+  openPostgresWorkStore,
   openSqliteControlStore,
+  openSqliteWorkStore,
   SQLITE_FILE,
 } from '../src/storage/sql/open.ts';
 import { createInstall } from '../test/support/install.ts';
@@ -58,9 +61,15 @@ const suffix = randomBytes(4).toString('hex');
 const prefix = `bench:${suffix}:`;
 const cleanups: (() => Promise<unknown>)[] = [];
 
-async function controlStore(dataDir: string, secretsKey: Buffer): Promise<ControlStore> {
+/** The control and work stores, in SQLite in `dataDir` or in a fresh PostgreSQL schema. */
+async function sqlStores(
+  dataDir: string,
+  secretsKey: Buffer,
+): Promise<{ readonly control: ControlStore; readonly work: WorkStore }> {
   if (DATABASE_URL === undefined) {
-    return openSqliteControlStore({ file: path.join(dataDir, SQLITE_FILE), secretsKey });
+    const file = path.join(dataDir, SQLITE_FILE);
+    const control = await openSqliteControlStore({ file, secretsKey });
+    return { control, work: await openSqliteWorkStore({ file }) };
   }
   const schema = `bench_${suffix}`;
   const admin = new pg.Client({ connectionString: DATABASE_URL });
@@ -70,7 +79,8 @@ async function controlStore(dataDir: string, secretsKey: Buffer): Promise<Contro
     await admin.query(`DROP SCHEMA ${schema} CASCADE`);
     await admin.end();
   });
-  return openPostgresControlStore({ url: DATABASE_URL, schema, secretsKey });
+  const control = await openPostgresControlStore({ url: DATABASE_URL, schema, secretsKey });
+  return { control, work: await openPostgresWorkStore({ url: DATABASE_URL, schema }) };
 }
 
 async function dropKeys(): Promise<void> {
@@ -94,7 +104,7 @@ async function start(): Promise<ServerReady> {
     operatorToken: undefined,
   });
   const log = await openRedisLogStore({ url: REDIS_URL, prefix, name: 'bench' });
-  const control = await controlStore(dataDir, keys.secretsKey);
+  const { control, work } = await sqlStores(dataDir, keys.secretsKey);
   const shutdown = new AbortController();
   const app = await createApp({
     baseUrl: BASE_URL,
@@ -106,6 +116,8 @@ async function start(): Promise<ServerReady> {
     logger: createLogger({ level: 'info', destination: batchedDestination('/dev/null') }),
     logStore: log,
     controlStore: control,
+    workStore: work,
+    turns: { leaseMs: 10_000, sweepMs: 1000, idleArchiveMs: 7 * 86_400_000 },
     tokens: new TokenService(keys.signing, BASE_URL, systemClock),
     clock: systemClock,
     entropy: systemEntropy,
@@ -120,6 +132,7 @@ async function start(): Promise<ServerReady> {
   cleanups.push(
     dropKeys,
     () => control.close(),
+    () => work.close(),
     () => log.close(),
   );
   cleanups.push(
@@ -129,7 +142,9 @@ async function start(): Promise<ServerReady> {
       await app.close();
     },
   );
-  const install = await createInstall({ stores: { log, control, close: () => Promise.resolve() } });
+  const install = await createInstall({
+    stores: { log, control, work, close: () => Promise.resolve() },
+  });
   await app.listen({ port: 0, host: '127.0.0.1' });
   return {
     type: 'ready',

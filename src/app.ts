@@ -1,17 +1,13 @@
 /**
- * `buildApp(deps)`: the whole HTTP surface over its ports, never listening. `src/main.ts`
- * builds the ports and listens; tests call `app.inject()` or listen on port 0.
+ * `buildApp(deps, services)`: the whole HTTP surface over its ports and the process's
+ * services (`src/services.ts`, built from `deps` when not given), never listening.
+ * `src/main.ts` builds the ports and listens; tests call `app.inject()` or listen on
+ * port 0. The route plugins construct no service: each takes what it needs from
+ * `Services`, so every route shares one actor host, one directory and one OAuth store.
  */
 import websocket from '@fastify/websocket';
-import Fastify, {
-  LogController,
-  type FastifyBaseLogger,
-  type FastifyInstance,
-  type FastifyRequest,
-} from 'fastify';
+import Fastify, { LogController, type FastifyInstance, type FastifyRequest } from 'fastify';
 import { serializerCompiler } from 'fastify-type-provider-zod';
-import type { TokenService } from './auth/tokens.ts';
-import type { Clock, Entropy } from './clock.ts';
 import { installErrorHandling, notFound } from './http/error-handler.ts';
 import { consoleTenantRoutes } from './http/console/tenant.ts';
 import { consoleTokenRoutes } from './http/console/token.ts';
@@ -30,41 +26,20 @@ import { auditRoutes } from './http/tails/audit.ts';
 import { sessionTailRoutes } from './http/tails/session-tail.ts';
 import { vendorFlowRoutes } from './http/vendor/flow.ts';
 import { hashCredential } from './auth/key-material.ts';
-import { deriveSessionIdKey } from './sessions/ids.ts';
-import { SessionTokens } from './sessions/tokens.ts';
-import type { ControlStore } from './storage/control-store.ts';
-import type { LogStore } from './storage/log-store.ts';
+import { buildServices, type Services, type ServicesDeps } from './services.ts';
 
-/** What the app is built from: configuration values and the ports. */
-export interface AppDeps {
-  readonly baseUrl: string;
+/** What the app is built from: the services' ports and configuration, and HTTP settings. */
+export interface AppDeps extends ServicesDeps {
   /** Largest request body in bytes (decisions row 87: 1 MiB). */
   readonly bodyLimit: number;
   /** Requests per second per credential (decisions row 86: 100). */
   readonly rateLimitPerSecond: number;
   /** Proposals per minute per IP (decisions row 86: 10). */
   readonly appdocRateLimitPerMinute: number;
-  readonly logger: FastifyBaseLogger;
-  readonly logStore: LogStore;
-  readonly controlStore: ControlStore;
-  readonly tokens: TokenService;
-  readonly clock: Clock;
-  /** Randomness for ids, keys and secrets (injected so tests can reproduce ids). */
-  readonly entropy: Entropy;
   /** SHA-256 of the operator token (decisions row 73). */
   readonly operatorTokenHash: string;
-  /** The OpenID Connect issuer console ID tokens come from, when one is configured. */
-  readonly consoleOidc:
-    { readonly issuer: string; readonly audience: string | undefined } | undefined;
   /** Aborted when the process stops: open tails end cleanly (issue 2 item 10). */
   readonly shutdown: AbortSignal;
-  /**
-   * 32 bytes the per-tenant keys of sealed record layers derive from (decisions part D,
-   * `src/sessions/sealing.ts`): the secrets key, under its own HKDF labels.
-   */
-  readonly sealKey: Buffer;
-  /** Origins besides `baseUrl`'s a connection's `return_to` may point at (decisions row 44). */
-  readonly connectionReturnOrigins?: readonly string[];
 }
 
 /** Credentials whose rate-limit bucket is remembered; past this the memory starts afresh. */
@@ -91,9 +66,13 @@ function rateKeys(): (request: FastifyRequest) => string {
 
 /**
  * Creates the app with every plugin and route registered, not yet ready: a caller may
- * still register more (tests add probe routes); `buildApp` is the usual entry.
+ * still register more (tests add probe routes); `buildApp` is the usual entry. The app
+ * owns `services` from here on: closing the app closes them.
  */
-export async function createApp(deps: AppDeps): Promise<FastifyInstance> {
+export async function createApp(
+  deps: AppDeps,
+  services: Services = buildServices(deps),
+): Promise<FastifyInstance> {
   const app = Fastify({
     loggerInstance: deps.logger,
     // One line per request is written by src/http/request-log.ts instead of Fastify's two.
@@ -123,36 +102,35 @@ export async function createApp(deps: AppDeps): Promise<FastifyInstance> {
   // Unknown routes count against the caller's rate limit too.
   app.setNotFoundHandler({ preHandler: rateLimit }, notFound);
 
-  // Routes per audience; each registers its own schemas into the OpenAPI document.
+  // Turns are driven once the app is ready (sessions a crash left mid-turn resume now);
+  // the drivers stop and the commands under way finish before the caller closes the stores.
+  app.addHook('onReady', () => {
+    services.turns.start();
+    return Promise.resolve();
+  });
+  app.addHook('onClose', () => services.close());
+
+  // Routes per audience; each registers its own schemas into the OpenAPI document, and
+  // takes its ports from `deps` and its services from `services`.
+  const wired = { ...deps, ...services };
   healthRoutes(app, { log: deps.logStore, control: deps.controlStore });
-  consoleTokenRoutes(app, deps);
+  consoleTokenRoutes(app, wired);
   consoleTenantRoutes(app, deps);
   secretRoutes(app, deps);
   inferenceRoutes(app, deps);
   usageRoutes(app, deps);
-  connectionRoutes(app, deps);
-  // Deleting an install archives its sessions: the session routes provide that hook.
-  // One session-token verifier (and its cache of verified tokens) for every route.
-  const sessionTokens = new SessionTokens({
-    tokens: deps.tokens,
-    clock: deps.clock,
-    entropy: deps.entropy,
-  });
-  const installHooks = sessionRoutes(app, {
-    ...deps,
-    sessionIdKey: deriveSessionIdKey(deps.sealKey),
-    sessionTokens,
-  });
-  vendorFlowRoutes(app, deps, installHooks);
-  sessionTailRoutes(app, { ...deps, sessionTokens });
-  auditRoutes(app, deps);
+  connectionRoutes(app, wired);
+  sessionRoutes(app, wired);
+  vendorFlowRoutes(app, wired);
+  sessionTailRoutes(app, wired);
+  auditRoutes(app, wired);
   openApiRoute(app);
   return app;
 }
 
 /** Builds the app; resolves once every plugin and route is ready. */
-export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
-  const app = await createApp(deps);
+export async function buildApp(deps: AppDeps, services?: Services): Promise<FastifyInstance> {
+  const app = await createApp(deps, services);
   await app.ready();
   return app;
 }

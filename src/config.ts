@@ -7,6 +7,7 @@
  */
 import path from 'node:path';
 import { z } from 'zod';
+import { parseDuration } from './schemas/duration.ts';
 
 const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
 
@@ -31,6 +32,17 @@ const url = (protocols: readonly string[]) =>
 
 const optional = <T extends z.ZodType>(schema: T) =>
   z.preprocess((value) => (value === '' ? undefined : value), schema.optional());
+
+/** A span: a Go duration (`10s`, `1h30m`), or whole days with `d` (`7d`), in ms. */
+const span = z.string().transform((value, ctx) => {
+  const days = /^([0-9]+)d$/.exec(value);
+  const ms = days === null ? parseDuration(value) : Number(days[1]) * 86_400_000;
+  if (ms === null || ms <= 0) {
+    ctx.addIssue({ code: 'custom', message: 'must be a positive duration such as 10s, 1h or 7d' });
+    return z.NEVER;
+  }
+  return ms;
+});
 
 const base64Key = z
   .string()
@@ -68,6 +80,9 @@ export const configSchema = z.object({
   RATE_LIMIT_PER_SECOND: optional(positiveInt).default(100),
   APPDOC_RATE_LIMIT_PER_MINUTE: optional(positiveInt).default(10),
   SHUTDOWN_GRACE_MS: optional(positiveInt).default(10_000),
+  LEASE_MS: optional(positiveInt).default(10_000),
+  TURN_SWEEP_MS: optional(positiveInt).default(1_000),
+  SESSION_IDLE_ARCHIVE: optional(span).default(7 * 86_400_000),
 });
 
 /** The parsed configuration, with paths made absolute and `BASE_URL` defaulted. */
@@ -90,6 +105,12 @@ export interface Config {
   readonly rateLimitPerSecond: number;
   readonly appdocRateLimitPerMinute: number;
   readonly shutdownGraceMs: number;
+  /** How long a turn driver's lease on a session lasts without renewal (ms). */
+  readonly leaseMs: number;
+  /** How often each process looks for sessions whose turn work is due (ms). */
+  readonly turnSweepMs: number;
+  /** Row 61: a live session idle this long is archived (ms). */
+  readonly sessionIdleArchiveMs: number;
 }
 
 /** Start-up refused: `variable` is the environment variable at fault. */
@@ -132,5 +153,8 @@ export function parseConfig(
     rateLimitPerSecond: c.RATE_LIMIT_PER_SECOND,
     appdocRateLimitPerMinute: c.APPDOC_RATE_LIMIT_PER_MINUTE,
     shutdownGraceMs: c.SHUTDOWN_GRACE_MS,
+    leaseMs: c.LEASE_MS,
+    turnSweepMs: c.TURN_SWEEP_MS,
+    sessionIdleArchiveMs: c.SESSION_IDLE_ARCHIVE,
   };
 }

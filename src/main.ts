@@ -4,12 +4,13 @@
  * or exits.
  */
 import { mkdir } from 'node:fs/promises';
-import { buildApp } from './app.ts';
+import { buildApp, type AppDeps } from './app.ts';
 import { loadKeyMaterial } from './auth/key-material.ts';
 import { TokenService } from './auth/tokens.ts';
 import { systemClock, systemEntropy } from './clock.ts';
 import { ConfigError, parseConfig } from './config.ts';
 import { createLogger } from './logger.ts';
+import { buildServices } from './services.ts';
 import { openStores } from './storage/open.ts';
 
 async function main(): Promise<void> {
@@ -47,7 +48,7 @@ async function main(): Promise<void> {
     clock: systemClock,
   });
   const shutdown = new AbortController();
-  const app = await buildApp({
+  const deps: AppDeps = {
     baseUrl: config.baseUrl,
     bodyLimit: config.bodyLimit,
     rateLimitPerSecond: config.rateLimitPerSecond,
@@ -55,6 +56,12 @@ async function main(): Promise<void> {
     logger,
     logStore: stores.log,
     controlStore: stores.control,
+    workStore: stores.work,
+    turns: {
+      leaseMs: config.leaseMs,
+      sweepMs: config.turnSweepMs,
+      idleArchiveMs: config.sessionIdleArchiveMs,
+    },
     tokens: new TokenService(keys.signing, config.baseUrl, systemClock),
     clock: systemClock,
     entropy: systemEntropy,
@@ -65,7 +72,9 @@ async function main(): Promise<void> {
         : { issuer: config.consoleOidcIssuer, audience: config.consoleOidcAudience },
     shutdown: shutdown.signal,
     sealKey: keys.secretsKey,
-  });
+  };
+  // The composition root: every service once, over the stores; the app closes them.
+  const app = await buildApp(deps, buildServices(deps));
 
   let stopping = false;
   const stop = (signal: NodeJS.Signals): void => {

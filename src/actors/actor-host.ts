@@ -5,11 +5,15 @@
  * A command to an actor goes through its id's mailbox, so one actor handles one command
  * at a time. Delivering a command:
  *
- * 1. Read the stored snapshot and its version. A cached actor at that version is reused;
- *    otherwise (first use, passivated, or another process moved it on) the actor is
- *    restored from the snapshot, or started fresh at version 0 when none is stored.
+ * 1. Read the stored snapshot and its version (or the type's own `StateStore`). A cached
+ *    actor at that version is reused; otherwise (first use, passivated, another process
+ *    moved it on, or a type whose state is a resource of its own) the actor is restored
+ *    from the snapshot, or started fresh at version 0 when none is stored. A command sent
+ *    with `expect` is refused (`version_conflict`) once the version is another.
  * 2. Stamp `now` from the injected clock on the command and send it.
- * 3. Wait for every effect the transition started (`EffectSink`).
+ * 3. Wait until the actor settles (`settled.ts`): no invoked child still running, so the
+ *    machine has come to rest on its own answers, then every effect handed to its
+ *    `EffectSink` fulfilled.
  * 4. Save the persisted snapshot expecting the version read in 1. The store's check makes
  *    the race between processes safe: of two commits from one version, one fails with
  *    `Conflict('version_conflict')`; the loser drops its actor, reads the fresh state and
@@ -19,7 +23,8 @@
  * A failed effect, an actor that errors, or a store failure drops the actor without
  * committing and surfaces as a `ServiceError` (the original one if it is already one).
  * Machines run on an inert XState clock: delayed transitions never fire in the host, and
- * time reaches machines only as `now` on commands.
+ * time reaches machines only as `now` on commands. Invoked actors do run: their answers
+ * are events the machine takes while the command waits in step 3.
  */
 import {
   createActor,
@@ -30,10 +35,11 @@ import {
   type SnapshotFrom,
 } from 'xstate';
 import type { Clock } from '../clock.ts';
-import { Conflict, isServiceError, Unavailable, type ServiceError } from '../errors.ts';
-import type { ControlStore } from '../storage/control-store.ts';
+import { Conflict, Unavailable } from '../errors.ts';
+import type { ControlStore, SnapshotRecord } from '../storage/control-store.ts';
 import type { ActorType, CommandOf } from './actor-type.ts';
 import { Mailboxes } from './mailbox.ts';
+import { failure, rested, settle } from './settled.ts';
 
 export interface ActorHostOptions {
   readonly store: ControlStore;
@@ -45,6 +51,16 @@ export interface ActorHostOptions {
   readonly sweepEveryMs?: number;
   /** Attempts of a command whose commit keeps losing the version race; default 5. */
   readonly attempts?: number;
+}
+
+/** How one command is delivered. */
+export interface SendOptions {
+  /**
+   * The version the caller decided on (0: none stored): the command is refused with
+   * `Conflict('version_conflict')` when the actor's state is at another, and so is a
+   * retry after a lost race, where the state moved on by definition.
+   */
+  readonly expect?: number;
 }
 
 /** Counters since the host started, for metrics and tests. */
@@ -103,17 +119,21 @@ export class ActorHost {
    * Delivers `command` to actor `id` of `type` after the commands sent to it before, and
    * answers once the resulting state is committed.
    * @throws ServiceError when an effect, the actor or the store fails, or `Conflict`
-   *   (`version_conflict`) when other processes kept moving the actor on.
+   *   (`version_conflict`) when other processes kept moving the actor on, or it is not
+   *   at `options.expect`.
    */
   send<M extends AnyStateMachine, A>(
     type: ActorType<M, A>,
     id: string,
     command: CommandOf<M>,
+    options: SendOptions = {},
   ): Promise<A> {
     if (this.#closed) {
       return Promise.reject(new Unavailable('host_closed', 'the actor host is shutting down'));
     }
-    return this.#mailboxes.run(keyOf(type.type, id), () => this.#deliver(type, id, command));
+    return this.#mailboxes.run(keyOf(type.type, id), () =>
+      this.#deliver(type, id, command, options.expect),
+    );
   }
 
   /** True while actor `id` of `type` is held in memory. */
@@ -152,16 +172,24 @@ export class ActorHost {
     type: ActorType<M, A>,
     id: string,
     command: CommandOf<M>,
+    expect: number | undefined,
   ): Promise<A> {
     const key = keyOf(type.type, id);
     for (let attempt = 1; ; attempt += 1) {
       const activation = await this.#activate(type, id);
+      if (expect !== undefined && activation.version !== expect) {
+        throw new Conflict(
+          'version_conflict',
+          `${key} is at version ${String(activation.version)}, not ${String(expect)}`,
+        );
+      }
       try {
         activation.actor.send({ ...command, now: this.#clock.now() } as EventFromLogic<M>);
+        await rested(activation.actor);
         const snapshot = activation.actor.getSnapshot() as { status: string; error?: unknown };
         if (snapshot.status === 'error') throw failure('actor_failed', snapshot.error);
         await settle(activation.pending.splice(0));
-        activation.version = await this.#commit(type.type, id, activation);
+        activation.version = await this.#commit(type, id, activation);
         this.#counts.commits += 1;
       } catch (error) {
         this.#drop(key);
@@ -187,12 +215,15 @@ export class ActorHost {
     id: string,
   ): Promise<Activation> {
     const key = keyOf(type.type, id);
-    const record = await this.#store.loadSnapshot(type.type, id).catch((error: unknown) => {
+    const loading: Promise<SnapshotRecord | null> =
+      type.state === undefined ? this.#store.loadSnapshot(type.type, id) : type.state.load(id);
+    const record = await loading.catch((error: unknown) => {
       throw failure('store_failed', error);
     });
     const version = record?.version ?? 0;
     const cached = this.#active.get(key);
-    if (cached?.version === version) return cached;
+    // A state kept as a resource of its own may repeat a version once deleted: restore it.
+    if (cached?.version === version && type.state === undefined) return cached;
     if (cached !== undefined) this.#drop(key);
 
     const pending: Promise<unknown>[] = [];
@@ -202,7 +233,7 @@ export class ActorHost {
         // Marked handled now; the command awaits it (and reports it) after the transition.
         work.catch(() => undefined);
         pending.push(work);
-      });
+      }, id);
       const actor = createActor(logic as AnyStateMachine, {
         clock: inertClock,
         ...(record === null ? {} : { snapshot: record.snapshot as never }),
@@ -229,10 +260,17 @@ export class ActorHost {
     }
   }
 
-  async #commit(type: string, id: string, activation: Activation): Promise<number> {
+  async #commit<M extends AnyStateMachine, A>(
+    type: ActorType<M, A>,
+    id: string,
+    activation: Activation,
+  ): Promise<number> {
     const persisted: unknown = activation.actor.getPersistedSnapshot();
+    const expect = activation.version;
     try {
-      return await this.#store.saveSnapshot(type, id, persisted, activation.version);
+      return await (type.state === undefined
+        ? this.#store.saveSnapshot(type.type, id, persisted, expect)
+        : type.state.save(id, persisted, expect));
     } catch (error) {
       // Only the snapshot's own version check is a lost race; an effect's Conflict is its answer.
       if (error instanceof Conflict && error.code === 'version_conflict') throw new LostRace(error);
@@ -256,18 +294,4 @@ class LostRace extends Error {
   constructor(cause: Conflict) {
     super('the snapshot moved on', { cause });
   }
-}
-
-/** Waits for every effect; the first rejection, in the order they started, fails the command. */
-async function settle(pending: readonly Promise<unknown>[]): Promise<void> {
-  const results = await Promise.allSettled(pending);
-  const failed = results.find((r) => r.status === 'rejected');
-  if (failed !== undefined) throw failure('effect_failed', failed.reason);
-}
-
-/** The error as a caller may see it: a `ServiceError` as it is, anything else as `Unavailable`. */
-function failure(code: string, error: unknown): ServiceError {
-  if (isServiceError(error)) return error;
-  const message = error instanceof Error ? error.message : String(error);
-  return new Unavailable(code, `${code.replaceAll('_', ' ')}: ${message}`, { cause: error });
 }

@@ -6,8 +6,14 @@
  * and turns what a command left behind (the next snapshot, the emitted events) into the
  * command's answer. Every event of a hosted machine carries `now` (ms); the host stamps it
  * from its injected clock, so callers send commands without it.
+ *
+ * Effects are actions (fire-and-forget: the machine moves on at once) or invoked actors
+ * (the machine waits in a state for their answer, e.g. the connection's probes). Either
+ * way the host answers a command only once the actor has settled: no invoked child still
+ * running, and every promise handed to the sink fulfilled.
  */
 import type { AnyStateMachine, EmittedFrom, EventFromLogic, SnapshotFrom } from 'xstate';
+import type { SnapshotRecord } from '../storage/control-store.ts';
 
 /**
  * Hands the host the work an effect started. The command is committed and answered only
@@ -17,12 +23,34 @@ import type { AnyStateMachine, EmittedFrom, EventFromLogic, SnapshotFrom } from 
  */
 export type EffectSink = (work: Promise<unknown>) => void;
 
+/**
+ * Where actors of a type keep their state when it is a resource of its own (what the
+ * routes read, with its indexes) rather than an actor snapshot. The host loads it before
+ * every command and restores the actor from it each time: a resource that was deleted
+ * starts its versions again, so an actor held in memory is never trusted to be current.
+ */
+export interface StateStore {
+  /** The state as a persisted snapshot, and its version; null when there is none yet. */
+  load(id: string): Promise<SnapshotRecord | null>;
+  /**
+   * Saves a persisted snapshot if the state is still at `expect` (0: none); answers the
+   * version it is at now.
+   * @throws Conflict `version_conflict` when another writer moved it on.
+   */
+  save(id: string, snapshot: unknown, expect: number): Promise<number>;
+}
+
 /** One kind of hosted actor. */
 export interface ActorType<TMachine extends AnyStateMachine, TAnswer> {
   /** Namespace of its snapshots in the control store (`proposal`, `session`). */
   readonly type: string;
-  /** The machine with its real effects provided; called once per activation. */
-  logic(effect: EffectSink): TMachine;
+  /**
+   * Where its state is kept; absent, as snapshots under `type`
+   * (`ControlStore.loadSnapshot` and `saveSnapshot`).
+   */
+  readonly state?: StateStore;
+  /** The machine with its real effects provided, for actor `id`; called once per activation. */
+  logic(effect: EffectSink, id: string): TMachine;
   /**
    * The command's answer from the snapshot it left and the events it emitted, in order.
    * Called after the commit; it may throw a `ServiceError`.

@@ -39,7 +39,7 @@ export const SESSION_ACTOR = 'session';
 export interface SessionEffects<TOpening, TArchiving> {
   /** Lands `session.opened` and files the session in the directory. */
   landOpened(opening: TOpening): Promise<void>;
-  /** Row 60: cancels the turn in flight (`turn.ended archived`). */
+  /** Row 60: ends the turn in flight, if any (`turn.ended archived`). */
   cancelTurn(params: ArchiveEffect, archiving: TArchiving): Promise<void>;
   /** Row 60: lands `session.archived` last and marks the directory. */
   landArchived(params: ArchiveEffect, archiving: TArchiving): Promise<void>;
@@ -71,9 +71,13 @@ export function sessionActor<TOpening, TArchiving>(
   return {
     type: SESSION_ACTOR,
     logic: (effect) => {
-      // A throw while starting the work (a command without its payload) fails the command too.
+      // Effects of one transition run in the order the chart lists them (row 60: the turn
+      // ends before session.archived lands). A throw while starting the work (a command
+      // without its payload) fails the command too.
+      let chain: Promise<void> = Promise.resolve();
       const run = (work: () => Promise<void>): void => {
-        effect(Promise.resolve().then(work));
+        chain = chain.then(work);
+        effect(chain);
       };
       return sessionMachine.provide({
         actions: {

@@ -10,9 +10,11 @@
  *
  * Both answer a `LinkResult`; every failure is a `ServiceError` (502 upstream failures,
  * 400 for a state or secret that is not there any more) that the machine keeps as
- * `failure` while the connection stays as it was.
+ * `failure` while the connection stays as it was, and that the actor host answers the
+ * command with, committing nothing (`connectionLogic`).
  */
 import { fromPromise } from 'xstate';
+import type { EffectSink } from '../actors/actor-type.ts';
 import type { Clock, Entropy } from '../clock.ts';
 import { InvalidRequest } from '../errors.ts';
 import type { Catalog as DiscoveredCatalog } from '../mcp/catalog.ts';
@@ -170,15 +172,28 @@ async function exchange(
   return resultOf(context.store, ref, finished);
 }
 
-/** The connection machine with its real effects, for the connection `ref`. */
-export function connectionLogic(deps: ConnectionEffectDeps, ref: ConnectionRef) {
+/**
+ * The connection machine with its real effects, for the connection `ref`. Each probe's
+ * promise also goes to `effect` (the host's `EffectSink`): the machine takes its answer as
+ * a done or error event, and the host fails the command with the probe's own error, so a
+ * failed probe commits nothing (§7 "nothing changed").
+ */
+export function connectionLogic(
+  deps: ConnectionEffectDeps,
+  ref: ConnectionRef,
+  effect: EffectSink,
+) {
+  const reported = (work: Promise<LinkResult>): Promise<LinkResult> => {
+    effect(work);
+    return work;
+  };
   return connectionMachine.provide({
     actors: {
       catalogReader: fromPromise<LinkResult, CatalogReaderInput>(({ input }) =>
-        readCatalog(deps, ref, input),
+        reported(readCatalog(deps, ref, input)),
       ),
       authorizer: fromPromise<LinkResult, AuthorizerInput>(({ input }) =>
-        exchange(deps, ref, input),
+        reported(exchange(deps, ref, input)),
       ),
     },
   });

@@ -1,32 +1,32 @@
 /**
  * A tenant's connections (2.12, 3.3, 4.3, 4.4; decisions rows 41 to 47 and 78): every
- * route runs the connection machine against the stored connection and stores where it
- * came to rest.
+ * command is an event to the connection's actor in the process's actor host
+ * (`src/actors/connection.actor.ts`), whose state is the stored connection.
  *
- * One command: read the connection (its version), restore the machine from it, send the
- * event, wait while it probes the server, then write what it rests as, expecting the
- * version read. A probe that fails leaves the machine where it was, so nothing is written
- * (§7 "nothing changed") and its failure is the answer. Of two commands racing on one
- * connection the second write fails with `version_conflict` (409).
+ * One command: the caller reads the connection (its version) and decides on it; the host
+ * restores the machine from the stored connection, sends the event, waits while it probes
+ * the server, then writes what it rests as, expecting that version. A probe that fails
+ * fails the command, so nothing is written (§7 "nothing changed") and its failure is the
+ * answer. Commands to one connection are serialised by the host; of two racing on one
+ * version from two processes the later one is refused with `version_conflict` (409).
  */
-import { createActor, waitFor } from 'xstate';
-import { Conflict, InvalidRequest, NotFound, ServiceError } from '../errors.ts';
-import type {
-  ConnectionContext,
-  ConnectionEvent,
-  RestingState,
-} from '../machines/connection.machine.ts';
+import type { ActorHost } from '../actors/actor-host.ts';
+import { connectionActor, connectionActorId, type Rested } from '../actors/connection.actor.ts';
+import { Conflict, InvalidRequest, NotFound } from '../errors.ts';
+import type { ConnectionEvent } from '../machines/connection.machine.ts';
 import type { ConnectionRef } from '../mcp/oauth-state.ts';
 import { INDEX, scoped, type ConnectionValue, type InstallValue } from '../resources/types.ts';
 import type { WriteOutcome } from '../schemas/common.ts';
 import type { Connection, PutConnectionBody } from '../schemas/connections.ts';
 import type { ControlStore, Versioned } from '../storage/control-store.ts';
-import { connectionLogic, type ConnectionEffectDeps } from './effects.ts';
+import type { ConnectionEffectDeps } from './effects.ts';
 import { resolveReturnTo } from './return-to.ts';
-import { contextOf, indexOf, valueOf, wireOf } from './stored.ts';
+import { valueOf, wireOf } from './stored.ts';
 
 /** What the service is built from. */
 export interface ConnectionServiceDeps extends ConnectionEffectDeps {
+  /** The process's actor host (`src/services.ts`). */
+  readonly host: ActorHost;
   /** Origins besides `BASE_URL`'s a `return_to` may point at (row 44). */
   readonly returnOrigins?: readonly string[];
 }
@@ -43,20 +43,16 @@ type Stored = Versioned<ConnectionValue>;
 /** The one connection name `GET /connections/{id}` cannot serve (row 45's callback path). */
 const CALLBACK_NAME = 'callback';
 
-/** Where the machine came to rest after one event. */
-interface Rested {
-  readonly state: RestingState;
-  readonly context: ConnectionContext;
-}
-
-/** The connection commands over the control store. */
+/** The connection commands, each through the connection actor of the actor host. */
 export class ConnectionService {
   readonly #deps: ConnectionServiceDeps;
   readonly #store: ControlStore;
+  readonly #actor: ReturnType<typeof connectionActor>;
 
   constructor(deps: ConnectionServiceDeps) {
     this.#deps = deps;
     this.#store = deps.control;
+    this.#actor = connectionActor(deps);
   }
 
   /** The stored connection, or null. */
@@ -119,10 +115,11 @@ export class ConnectionService {
     };
     const ref = { tenant, connection: id };
     const stored = await this.read(ref);
-    const rested = await this.#run(ref, stored, { type: 'link.requested', config });
+    const rested = await this.#send(ref, stored, { type: 'link.requested', config });
     const outcome = rested.context.outcome ?? 'replaced';
-    const value = outcome === 'unchanged' ? stored?.value : await this.#save(ref, stored, rested);
-    if (value === undefined || value === null) throw new Error('a put rests as a connection');
+    // Unchanged (row 46): the context is the stored one, and nothing was written.
+    const value = valueOf(id, rested.state, rested.context);
+    if (value === null) throw new Error('a put rests as a connection');
     return {
       connection: wireOf(value),
       outcome,
@@ -138,10 +135,18 @@ export class ConnectionService {
     return stored.map((resource) => wireOf(resource.value));
   }
 
-  /** Runs one event on a stored connection and stores the result (for the other commands). */
-  async apply(ref: ConnectionRef, stored: Stored | null, event: ConnectionEvent) {
-    const rested = await this.#run(ref, stored, event);
-    return this.#save(ref, stored, rested);
+  /**
+   * Runs one event on the connection as `stored` (read by the caller) and stores the
+   * result (for the other commands); answers the connection, null once it is gone.
+   * @throws Conflict `version_conflict` when it moved on from `stored` meanwhile.
+   */
+  async apply(
+    ref: ConnectionRef,
+    stored: Stored | null,
+    event: ConnectionEvent,
+  ): Promise<ConnectionValue | null> {
+    const rested = await this.#send(ref, stored, event);
+    return valueOf(ref.connection, rested.state, rested.context);
   }
 
   /** `DELETE /connections/{id}` (row 78): refused while installs reference it. */
@@ -163,72 +168,14 @@ export class ConnectionService {
         { extensions: { installs } },
       );
     }
+    // The actor's save deletes the connection and forgets its OAuth state.
     await this.apply(ref, stored, { type: 'unlink.requested' });
-    await this.#deps.oauth.forgetConnection(ref);
   }
 
-  /** Restores the machine from `stored`, sends `event` and waits until it rests. */
-  async #run(ref: ConnectionRef, stored: Stored | null, event: ConnectionEvent): Promise<Rested> {
-    const logic = connectionLogic(this.#deps, ref);
-    const snapshot = logic.resolveState({
-      value: stored?.value.state ?? 'none',
-      context: contextOf(stored?.value ?? null, this.#deps.baseUrl),
+  /** Sends `event` to the connection's actor, expecting it as `stored`; answers where it rests. */
+  #send(ref: ConnectionRef, stored: Stored | null, event: ConnectionEvent): Promise<Rested> {
+    return this.#deps.host.send(this.#actor, connectionActorId(ref), event, {
+      expect: stored?.version ?? 0,
     });
-    const actor = createActor(logic, { snapshot });
-    actor.start();
-    try {
-      actor.send(event);
-      const rested = await waitFor(actor, (s) => !s.matches('probing'));
-      if (rested.context.failure !== null) throw asError(rested.context.failure);
-      if (typeof rested.value !== 'string') throw new Error('the machine rests in a leaf state');
-      return { state: rested.value, context: rested.context };
-    } finally {
-      actor.stop();
-    }
   }
-
-  /** Writes where the machine rests, expecting the version it was restored from. */
-  async #save(ref: ConnectionRef, stored: Stored | null, rested: Rested) {
-    const value = valueOf(ref.connection, rested.state, rested.context);
-    if (value === null) {
-      if (stored !== null) {
-        await this.#store.write([
-          {
-            op: 'delete',
-            kind: 'connection',
-            scope: ref.tenant,
-            id: ref.connection,
-            expect: stored.version,
-          },
-        ]);
-      }
-      return null;
-    }
-    // A command that changed nothing (a refusal, a repeated event) writes nothing.
-    if (stored !== null && JSON.stringify(stored.value) === JSON.stringify(value)) return value;
-    await this.#store.write([
-      {
-        op: 'put',
-        kind: 'connection',
-        scope: ref.tenant,
-        id: ref.connection,
-        value,
-        expect: stored?.version ?? 0,
-        index: indexOf(ref.tenant, value),
-      },
-    ]);
-    // Credentials no link uses any more go: another endpoint's, or all once OAuth is not used.
-    if (value.state === 'linked' && value.auth.kind === 'oauth') {
-      await this.#deps.oauth.forgetOtherEndpoints(ref, value.endpoint);
-    } else if (value.state === 'linked') {
-      await this.#deps.oauth.forgetConnection(ref);
-    }
-    return value;
-  }
-}
-
-/** A probe's failure as the error to answer. */
-function asError(failure: unknown): Error {
-  if (failure instanceof ServiceError || failure instanceof Error) return failure;
-  return new Error(String(failure));
 }

@@ -11,7 +11,7 @@
  * actor, so unknown request ids never leave snapshots behind.
  */
 import { z } from 'zod';
-import { ActorHost } from '../actors/actor-host.ts';
+import type { ActorHost } from '../actors/actor-host.ts';
 import type { ActorType, CommandOf } from '../actors/actor-type.ts';
 import { PROPOSAL_ACTOR, proposalActor } from '../actors/proposal.actor.ts';
 import { credentialLookup, issueCredential } from '../auth/opaque.ts';
@@ -32,6 +32,8 @@ import { pollReceipt, type PollReceipt } from './poll.ts';
 import { checkConfig } from './surface.ts';
 
 export interface ProposalFlowDeps {
+  /** The process's actor host (`src/services.ts`); it closes with the services. */
+  readonly host: ActorHost;
   readonly store: ControlStore;
   readonly clock: Clock;
   readonly entropy: Entropy;
@@ -47,7 +49,7 @@ const StoredProposal = z.object({
 
 const NO_SUCH_REQUEST = 'no such request, or it lapsed';
 
-/** The proposals of one process, over one actor host. */
+/** The proposals of one process, over its actor host. */
 export class ProposalFlow {
   readonly #deps: ProposalFlowDeps;
   readonly #host: ActorHost;
@@ -55,7 +57,7 @@ export class ProposalFlow {
 
   constructor(deps: ProposalFlowDeps) {
     this.#deps = deps;
-    this.#host = new ActorHost({ store: deps.store, clock: deps.clock, sweepEveryMs: 60_000 });
+    this.#host = deps.host;
     this.#actor = proposalActor(installEffects(deps.store));
   }
 
@@ -177,11 +179,6 @@ export class ProposalFlow {
       default:
         throw unexpected(answer);
     }
-  }
-
-  /** Passivates every actor; the app calls it on close. */
-  close(): Promise<void> {
-    return this.#host.close();
   }
 
   #send(request: string, command: CommandOf<typeof proposalMachine>): Promise<MachineAnswer> {

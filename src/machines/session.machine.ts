@@ -3,10 +3,10 @@
  * `live.phase` values of part C. Every cell of state × event is decided; each event emits
  * exactly one `session.answered`, which the edge maps to its HTTP answer.
  *
- * The session's life is `none → live → archived`. While live it sits in one of the turn
- * phases of part C (`idle`, `inferring`, `awaiting_tools`, `compacting`); the turn runner
- * moves the turn and reports each phase with `turn.moved`, so `live.phase` (2.10) reads
- * off the state value, and `archived` reads as phase `ended` (row 61).
+ * The session's life is `none → live → archived`. The turn phases of part C (`live.phase`)
+ * are the turn machine's (`turn.machine.ts`), driven by the session's records; archiving
+ * asks the turn runtime to end the turn in flight first (`cancelTurn`, row 60), then lands
+ * `session.archived` last.
  *
  * Purity. No storage, HTTP, clock or randomness: the edge parses the request, verifies
  * the token, runs the write filter, checks the idempotency key and the catalogs, and
@@ -14,7 +14,7 @@
  * this machine only decides whether a batch may land. The effects `landOpened`,
  * `cancelTurn` and `landArchived` are no-ops here; the actor host provides the real ones.
  */
-import { and, assign, emit, not, setup, stateIn } from 'xstate';
+import { and, assign, emit, not, setup } from 'xstate';
 import {
   initialSessionContext,
   type ArchiveEffect,
@@ -26,8 +26,7 @@ import {
 export * from './session.types.ts';
 
 /** Answers that carry nothing but their outcome. */
-type FixedOutcome = Exclude<SessionAnswer['outcome'], 'archived' | 'moved'>;
-type Phase = Extract<SessionEvent, { type: 'turn.moved' }>['phase'];
+type FixedOutcome = Exclude<SessionAnswer['outcome'], 'archived'>;
 
 interface Answered {
   type: 'session.answered';
@@ -49,10 +48,6 @@ const session = setup({
     answerArchived: emit(({ context }) =>
       answered({ outcome: 'archived', by: context.archivedBy ?? 'install' }),
     ),
-    /** Part C: the phase the turn runner reported. */
-    answerMoved: emit(({ event }) =>
-      answered({ outcome: 'moved', phase: event.type === 'turn.moved' ? event.phase : 'idle' }),
-    ),
     /** 3.1 row 1: the session belongs to the install that opened it. */
     open: assign(({ event }) =>
       event.type === 'session.requested' ? { install: event.install, opened: event.now } : {},
@@ -63,7 +58,7 @@ const session = setup({
     ),
     /** Effect: `session.opened` lands at cursor 1 (row 13, part B). */
     landOpened: (_, _params: { install: string }) => undefined,
-    /** Effect: row 60, the in-flight turn is cancelled (`turn.ended archived`). */
+    /** Effect: row 60, the turn in flight, if any, ends first (`turn.ended archived`). */
     cancelTurn: (_, _params: ArchiveEffect) => undefined,
     /** Effect: row 60, `session.archived` lands last. */
     landArchived: (_, _params: ArchiveEffect) => undefined,
@@ -81,8 +76,6 @@ const session = setup({
     keyHoldsSame: ({ event }) => event.type === 'records.offered' && event.key === 'same',
     isAuthorized: ({ event }) => event.type === 'archive.requested' && event.authorized,
     byConsole: ({ event }) => event.type === 'archive.requested' && event.by === 'console',
-    isPhase: ({ event }, params: { phase: Phase }) =>
-      event.type === 'turn.moved' && event.phase === params.phase,
   },
 });
 
@@ -107,14 +100,6 @@ const refuseArchive = [
   },
 ] as const;
 
-/** Part C: the turn runner's report moves `live` to that phase. */
-const moveTo = (phase: Phase) =>
-  ({
-    guard: { type: 'isPhase', params: { phase } },
-    target: `.${phase}`,
-    actions: 'answerMoved',
-  }) as const;
-
 /** The session machine of interface table 3.1; see the file header. */
 export const sessionMachine = session.createMachine({
   id: 'session',
@@ -127,10 +112,10 @@ export const sessionMachine = session.createMachine({
       'Every event is answered by exactly one `session.answered` emission.',
       'Nothing lands on an archived session: once `archived`, every append answers `session_archived` (or an earlier refusal by precedence) and the state never changes again (3.1 row 3).',
       'Archiving is idempotent: a repeated archive answers `archived` with the first archiver, and its effects run once (row 60).',
-      'Archiving a session whose turn is not idle cancels the turn before `session.archived` lands, which is last (row 60).',
+      'Archiving ends the turn in flight, if any, before `session.archived` lands, which is last (row 60).',
       'Refusals follow the precedence of row 83: 400, then 403, then 404, then 409, then 502; a refusal changes nothing.',
       'An append lands only when the token attaches, the filter accepts and the key holds no different record; an identical resend replays (rows 9, 85).',
-      '`live.phase` is the live substate; an archived session reads as phase `ended` (rows 35, 61).',
+      "An archived session reads as phase `ended` (rows 35, 61); a live one reads the turn machine's phase.",
     ],
   },
   states: {
@@ -168,12 +153,10 @@ export const sessionMachine = session.createMachine({
           { actions: say('not_found'), description: '§7: no such session (404)' },
         ],
         'archive.requested': { actions: say('not_found'), description: 'row 60: 404' },
-        'turn.moved': { actions: say('ignored') },
       },
     },
     live: {
-      description: 'Open: records land; the turn moves through the phases of part C.',
-      initial: 'idle',
+      description: 'Open: records land; turns run (the turn machine, part C).',
       on: {
         'session.requested': { actions: say('exists'), description: 'ids are minted per POST' },
         'records.offered': [
@@ -194,16 +177,6 @@ export const sessionMachine = session.createMachine({
         'archive.requested': [
           ...refuseArchive,
           {
-            guard: stateIn('#session.live.idle'),
-            target: 'archived',
-            actions: [
-              'markArchived',
-              { type: 'landArchived', params: archiveEffect },
-              'answerArchived',
-            ],
-            description: '3.1 row 3, row 60: no turn in flight',
-          },
-          {
             target: 'archived',
             actions: [
               'markArchived',
@@ -211,21 +184,10 @@ export const sessionMachine = session.createMachine({
               { type: 'landArchived', params: archiveEffect },
               'answerArchived',
             ],
-            description: 'row 60: the in-flight turn is cancelled first',
+            description:
+              '3.1 row 3, row 60: the turn in flight ends first, session.archived lands last',
           },
         ],
-        'turn.moved': [
-          moveTo('idle'),
-          moveTo('inferring'),
-          moveTo('awaiting_tools'),
-          moveTo('compacting'),
-        ],
-      },
-      states: {
-        idle: { description: 'No turn in flight (part C).' },
-        inferring: { description: 'The model is being asked (part C).' },
-        awaiting_tools: { description: 'Tool calls are out (part C).' },
-        compacting: { description: 'The context is being compacted (part C, §6.3).' },
       },
     },
     archived: {
@@ -244,7 +206,6 @@ export const sessionMachine = session.createMachine({
           ...refuseArchive,
           { actions: 'answerArchived', description: 'row 60: a repeat answers the same (200)' },
         ],
-        'turn.moved': { actions: say('ignored'), description: 'a late report changes nothing' },
       },
     },
   },

@@ -55,12 +55,6 @@ export type SessionEvent =
       readonly by: ArchivedBy;
       /** Row 60: the owning install key, or a console owner; always true for the service. */
       readonly authorized: boolean;
-    }
-  | {
-      /** The turn runner reports the phase it moved to (part C). */
-      readonly type: 'turn.moved';
-      readonly now: number;
-      readonly phase: Exclude<SessionPhase, 'ended'>;
     };
 
 /** Every answer the machine gives; the edge maps each to its HTTP answer or error. */
@@ -94,11 +88,7 @@ export type SessionAnswer =
   /** Row 60: 403, a console caller who is not an owner. */
   | { readonly outcome: 'forbidden' }
   /** Row 60: archived, now or before (a repeat answers the same, 200). */
-  | { readonly outcome: 'archived'; readonly by: ArchivedBy }
-  /** A turn phase was recorded. */
-  | { readonly outcome: 'moved'; readonly phase: SessionPhase }
-  /** A turn report for a session that is not live changes nothing. */
-  | { readonly outcome: 'ignored' };
+  | { readonly outcome: 'archived'; readonly by: ArchivedBy };
 
 /** Parameters of the `cancelTurn` and `landArchived` effects. */
 export interface ArchiveEffect {

@@ -39,6 +39,11 @@ export const SessionOpenedBody = z
   .object({
     install: OpaqueId,
     principal: z.string(),
+    instructions: z
+      .string()
+      .nullable()
+      .default(null)
+      .describe('The system instructions the session runs with (given to the model).'),
     executor: ExecutorSpec.nullable(),
     tools: z.array(
       z.object({
@@ -189,6 +194,7 @@ export const CompactionCompletedBody = z
     tokens_before: Count,
     tokens_after: Count,
     usage: Usage,
+    model: z.string().default('simulated').describe('Model key of the summarising model (row 52).'),
   })
   .meta({ id: 'CompactionCompletedBody', description: 'Body of compaction.completed@1.' });
 export type CompactionCompletedBody = z.infer<typeof CompactionCompletedBody>;

@@ -64,6 +64,8 @@ export interface LifecycleOptions {
   /** The HMAC key of session ids (`deriveSessionIdKey`). */
   readonly idKey: Buffer;
   readonly catalogs: CatalogCheckOptions;
+  /** Row 60: ends a session's turn in flight before it is archived (the turn runtime). */
+  readonly turns: { endForArchive(session: string): Promise<void> };
 }
 
 /** A record of the session itself, as the log store lands it. */
@@ -103,8 +105,7 @@ export class SessionLifecycle {
     this.#options = options;
     this.#actor = sessionActor<Opening, Archiving>({
       landOpened: (opening) => this.#landOpened(opening),
-      // No turn runner exists yet, so no turn is ever in flight (the machine stays idle).
-      cancelTurn: () => Promise.resolve(),
+      cancelTurn: (_params, archiving) => options.turns.endForArchive(archiving.session.id),
       landArchived: (_params, archiving) => this.#landArchived(archiving),
     });
   }
@@ -136,6 +137,7 @@ export class SessionLifecycle {
       body: {
         install: installId,
         principal,
+        instructions: request.instructions ?? null,
         executor: request.executor ?? null,
         tools: sessionTools(pinned.document),
         params: {

@@ -3,40 +3,35 @@
  * archived, its head (the last landed cursor) and the live turn.
  *
  * `archived` and `head` come from the log store, which is the source of truth for both.
- * `live.phase` comes from the session machine's persisted snapshot: its live substate
- * while the session is open, `ended` once archived (row 61). No turn runner exists yet,
- * so a live session reads `idle` with no turn, no round, no prompt tokens and nothing
- * pending, `since` its open; an archived one reads `ended` since `session.archived`.
+ * `live` comes from the turn machine's state, which is the log replayed (`src/turns`):
+ * the phase, the turn in flight and its round, when the phase was entered, the prompt
+ * tokens of the last inference or compaction, and the calls allowed and not yet
+ * completed. An archived session reads `ended` since `session.archived` (row 61).
  */
-import { SESSION_ACTOR } from '../actors/session.actor.ts';
 import { NotFound } from '../errors.ts';
-import type { SessionPhase } from '../machines/session.machine.ts';
 import type { SessionValue } from '../resources/types.ts';
-import type { SessionStatus } from '../schemas/sessions.ts';
-import type { ControlStore } from '../storage/control-store.ts';
+import type { LiveStatus, SessionStatus } from '../schemas/sessions.ts';
 import type { LogStore } from '../storage/log-store.ts';
-
-const LIVE_PHASES: ReadonlySet<string> = new Set([
-  'idle',
-  'inferring',
-  'awaiting_tools',
-  'compacting',
-]);
-
-/** The phase a persisted session snapshot is in (its `value`), `idle` when it has none. */
-export function phaseOf(snapshot: unknown): SessionPhase {
-  const value = (snapshot as { value?: unknown } | null)?.value;
-  if (value === 'archived') return 'ended';
-  if (typeof value === 'object' && value !== null) {
-    const live = (value as Record<string, unknown>).live;
-    if (typeof live === 'string' && LIVE_PHASES.has(live)) return live as SessionPhase;
-  }
-  return 'idle';
-}
+import type { SessionState } from '../turns/session-state.ts';
 
 export interface StatusSources {
   readonly logStore: LogStore;
-  readonly controlStore: ControlStore;
+  /** The session's turn state, caught up with its log. */
+  readonly turns: { state(session: string): Promise<SessionState | null> };
+}
+
+/** Row 34 from a turn state. */
+function liveOf(state: SessionState): LiveStatus {
+  const context = state.context;
+  return {
+    phase: state.phase,
+    turn: context.turn,
+    round: context.turn === null ? null : context.round,
+    since: context.since,
+    prompt_tokens: context.promptTokens,
+    // Calls allowed and awaiting their completion; denied calls are answered already.
+    pending: [],
+  };
 }
 
 /** 2.10 for `session`. */
@@ -44,24 +39,17 @@ export async function sessionStatus(
   sources: StatusSources,
   session: SessionValue,
 ): Promise<SessionStatus> {
-  const [head, snapshot] = await Promise.all([
+  const [head, state] = await Promise.all([
     sources.logStore.head(session.id),
-    sources.controlStore.loadSnapshot(SESSION_ACTOR, session.id),
+    sources.turns.state(session.id),
   ]);
-  if (head === null) throw new NotFound('session_not_found', 'no such session');
+  if (head === null || state === null) throw new NotFound('session_not_found', 'no such session');
   const archived = head.archived || session.archived;
-  const phase = archived ? 'ended' : phaseOf(snapshot?.snapshot ?? null);
+  const live = liveOf(state);
   return {
     archived,
     head: head.head,
     id: session.id,
-    live: {
-      phase,
-      turn: null,
-      round: null,
-      since: archived ? (session.archivedAt ?? session.opened) : session.opened,
-      prompt_tokens: 0,
-      pending: [],
-    },
+    live: archived && live.phase !== 'ended' ? { ...live, phase: 'ended' } : live,
   };
 }

@@ -1,16 +1,15 @@
 /**
- * An independent model of interface table 3.1 with decisions rows 9, 47, 60, 61, 83, 85 and
- * the live phases of part C, written without XState: every (state, event) cell decides the
+ * An independent model of interface table 3.1 with decisions rows 9, 47, 60, 61, 83, 85
+ * (the turn phases of part C are the turn machine's), written without XState: every (state, event) cell decides the
  * rule taken, the next state, the answer and the effects. `Record` without `Partial`.
  */
 import type {
   ArchivedBy,
   SessionAnswer,
   SessionEvent,
-  SessionPhase,
 } from '../../src/machines/session.machine.ts';
 
-export type ModelStateName = 'none' | Exclude<SessionPhase, 'ended'> | 'archived';
+export type ModelStateName = 'none' | 'live' | 'archived';
 type EventName = SessionEvent['type'];
 
 export interface ModelState {
@@ -55,13 +54,13 @@ function archive(
       by: m.archivedBy ?? 'install',
     });
   }
-  const busy = m.state !== 'idle';
+  // Row 60: the turn in flight, if any, ends first; session.archived lands last.
   return {
-    rule: busy ? 'live.archive.cancelling' : 'live.archive.idle',
+    rule: 'live.archive.archived',
     next: { state: 'archived', archivedBy: e.by },
     answer: { outcome: 'archived', by: e.by },
     effects: [
-      ...(busy ? [['cancelTurn', { by: e.by }] as const] : []),
+      ['cancelTurn', { by: e.by }],
       ['landArchived', { by: e.by }],
     ],
   };
@@ -87,12 +86,6 @@ const live: Row = {
   'session.requested': (m) => stay('live.open.exists', m, { outcome: 'exists' }),
   'records.offered': (m, e) => offer('live', m, e),
   'archive.requested': (m, e) => archive('live', m, e),
-  'turn.moved': (m, e) => ({
-    rule: `live.move.${e.phase}`,
-    next: { ...m, state: e.phase },
-    answer: { outcome: 'moved', phase: e.phase },
-    effects: [],
-  }),
 };
 
 export const table: Record<ModelStateName, Row> = {
@@ -107,7 +100,7 @@ export const table: Record<ModelStateName, Row> = {
       }
       return {
         rule: 'none.open.opened',
-        next: { ...m, state: 'idle' },
+        next: { ...m, state: 'live' },
         answer: { outcome: 'opened' },
         effects: [['landOpened', { install: e.install }]],
       };
@@ -117,17 +110,12 @@ export const table: Record<ModelStateName, Row> = {
         ? stay('none.offer.not_found', m, { outcome: 'not_found' })
         : stay('none.offer.not_attached', m, { outcome: 'not_attached' }),
     'archive.requested': (m) => stay('none.archive.not_found', m, { outcome: 'not_found' }),
-    'turn.moved': (m) => stay('none.move.ignored', m, { outcome: 'ignored' }),
   },
-  idle: live,
-  inferring: live,
-  awaiting_tools: live,
-  compacting: live,
+  live,
   archived: {
     'session.requested': (m) => stay('archived.open.exists', m, { outcome: 'exists' }),
     'records.offered': (m, e) => offer('archived', m, e),
     'archive.requested': (m, e) => archive('archived', m, e),
-    'turn.moved': (m) => stay('archived.move.ignored', m, { outcome: 'ignored' }),
   },
 };
 
@@ -141,8 +129,6 @@ export function step(m: ModelState, e: SessionEvent): Outcome {
       return row[e.type](m, e);
     case 'archive.requested':
       return row[e.type](m, e);
-    case 'turn.moved':
-      return row[e.type](m, e);
   }
 }
 
@@ -154,20 +140,16 @@ export const RULES: readonly string[] = [
   'none.offer.not_found',
   'none.offer.not_attached',
   'none.archive.not_found',
-  'none.move.ignored',
   'live.open.exists',
   ...['not_attached', 'filter_refused', 'key_conflict', 'replayed', 'accepted'].map(
     (r) => `live.offer.${r}`,
   ),
   'live.archive.forbidden',
   'live.archive.not_found',
-  'live.archive.idle',
-  'live.archive.cancelling',
-  ...['idle', 'inferring', 'awaiting_tools', 'compacting'].map((p) => `live.move.${p}`),
+  'live.archive.archived',
   'archived.open.exists',
   ...['not_attached', 'filter_refused', 'archived'].map((r) => `archived.offer.${r}`),
   'archived.archive.forbidden',
   'archived.archive.not_found',
   'archived.archive.repeat',
-  'archived.move.ignored',
 ];

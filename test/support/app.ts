@@ -12,6 +12,7 @@ import { loadKeyMaterial, type KeyMaterial } from '../../src/auth/key-material.t
 import { TokenService } from '../../src/auth/tokens.ts';
 import { systemClock, systemEntropy, type Clock } from '../../src/clock.ts';
 import { createLogger } from '../../src/logger.ts';
+import { buildServices, type Services } from '../../src/services.ts';
 import { openStores, type Stores } from '../../src/storage/open.ts';
 import { captureLog, type LogCapture } from './log-capture.ts';
 
@@ -25,11 +26,15 @@ export interface TestAppOptions {
   readonly databaseUrl?: string;
   readonly redisUrl?: string;
   readonly consoleOidc?: AppDeps['consoleOidc'];
+  /** Turn runtime settings; by default a short sweep, the usual lease and idle archive. */
+  readonly turns?: Partial<AppDeps['turns']>;
 }
 
 export interface TestApp {
   readonly app: FastifyInstance;
   readonly deps: AppDeps;
+  /** The app's services: the one actor host, directory, OAuth store, … it routes to. */
+  readonly services: Services;
   readonly stores: Stores;
   readonly keys: KeyMaterial;
   readonly logs: LogCapture;
@@ -66,6 +71,8 @@ export async function startTestApp(options: TestAppOptions = {}): Promise<TestAp
     logger: createLogger({ level: 'info', destination: logs.stream }),
     logStore: stores.log,
     controlStore: stores.control,
+    workStore: stores.work,
+    turns: { leaseMs: 10_000, sweepMs: 200, idleArchiveMs: 7 * 86_400_000, ...options.turns },
     tokens: new TokenService(keys.signing, 'http://127.0.0.1', clock),
     clock,
     entropy: systemEntropy,
@@ -74,12 +81,14 @@ export async function startTestApp(options: TestAppOptions = {}): Promise<TestAp
     shutdown: shutdown.signal,
     sealKey: keys.secretsKey,
   };
-  const app = await createApp(deps);
+  const services = buildServices(deps);
+  const app = await createApp(deps, services);
   options.routes?.(app);
   await app.ready();
   return {
     app,
     deps,
+    services,
     stores,
     keys,
     logs,

@@ -6,10 +6,8 @@
  */
 import type { FastifyInstance } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
-import type { Clock, Entropy } from '../../clock.ts';
-import { ConnectionAuthorization } from '../../connections/authorization.ts';
-import { ControlOAuthStore } from '../../connections/oauth-store.ts';
-import { ConnectionService } from '../../connections/service.ts';
+import type { ConnectionAuthorization } from '../../connections/authorization.ts';
+import type { ConnectionService } from '../../connections/service.ts';
 import { wireOf } from '../../connections/stored.ts';
 import { IdParams } from '../../schemas/common.ts';
 import {
@@ -29,35 +27,17 @@ import { ownerDeleteRoute } from '../console/delete-route.ts';
 import { BODY_PROBLEMS, problemResponses } from '../openapi-responses.ts';
 import { authorizationRoutes } from './authorization.ts';
 
-/** What the connection routes are built from (a part of `AppDeps`). */
+/** What the connection routes are built from (parts of `AppDeps` and of `Services`). */
 export interface ConnectionRouteDeps extends ConsoleAuthDeps {
-  readonly baseUrl: string;
-  readonly clock: Clock;
-  readonly entropy: Entropy;
-  /** The secrets key; the connections' OAuth state is sealed under its own HKDF label. */
-  readonly sealKey: Buffer;
-  /** Origins besides `BASE_URL`'s a `return_to` may point at (row 44). */
-  readonly connectionReturnOrigins?: readonly string[] | undefined;
+  readonly connections: ConnectionService;
+  readonly authorization: ConnectionAuthorization;
 }
 
 const security = [{ consoleToken: [] }];
 
 /** Registers every connection route. */
 export function connectionRoutes(app: FastifyInstance, deps: ConnectionRouteDeps): void {
-  const effects = {
-    control: deps.controlStore,
-    oauth: new ControlOAuthStore(deps.controlStore, deps.sealKey, deps.clock),
-    baseUrl: deps.baseUrl.replace(/\/+$/, ''),
-    clock: deps.clock,
-    entropy: deps.entropy,
-  };
-  const connections = new ConnectionService({
-    ...effects,
-    ...(deps.connectionReturnOrigins === undefined
-      ? {}
-      : { returnOrigins: deps.connectionReturnOrigins }),
-  });
-  const authorization = new ConnectionAuthorization(effects, connections);
+  const { connections, authorization } = deps;
   const routes = app.withTypeProvider<ZodTypeProvider>();
 
   routes.put(
@@ -135,5 +115,5 @@ export function connectionRoutes(app: FastifyInstance, deps: ConnectionRouteDeps
     remove: (tenant, connection) => connections.remove({ tenant, connection }),
   });
 
-  authorizationRoutes(app, { ...deps, authorization });
+  authorizationRoutes(app, deps);
 }

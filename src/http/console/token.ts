@@ -14,8 +14,7 @@ import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { requireBearer } from '../../auth/bearer.ts';
 import { hashCredential } from '../../auth/key-material.ts';
 import type { TokenService } from '../../auth/tokens.ts';
-import type { Clock } from '../../clock.ts';
-import { OidcVerifier } from '../../console/oidc.ts';
+import type { OidcVerifier } from '../../console/oidc.ts';
 import { Forbidden, Unauthenticated } from '../../errors.ts';
 import type { MembershipValue } from '../../resources/types.ts';
 import { ConsoleTokenAnswer, ConsoleTokenBody } from '../../schemas/console.ts';
@@ -24,14 +23,12 @@ import { CONSOLE_TOKEN_TTL_MS } from '../auth/console.ts';
 import { BODY_PROBLEMS, problemResponses } from '../openapi-responses.ts';
 
 export interface ConsoleTokenDeps {
-  readonly baseUrl: string;
   readonly tokens: TokenService;
   readonly controlStore: ControlStore;
-  readonly clock: Clock;
   /** SHA-256 hex of the operator token. */
   readonly operatorTokenHash: string;
-  readonly consoleOidc:
-    { readonly issuer: string; readonly audience: string | undefined } | undefined;
+  /** Verifies ID tokens of `CONSOLE_OIDC_ISSUER` (`src/services.ts`); undefined without one. */
+  readonly oidc: OidcVerifier | undefined;
 }
 
 /** The operator token of a request, compared by its SHA-256 in constant time. */
@@ -45,17 +42,7 @@ function requireOperator(header: string | undefined, operatorTokenHash: string):
 
 /** Registers `POST /console/token`. */
 export function consoleTokenRoutes(app: FastifyInstance, deps: ConsoleTokenDeps): void {
-  // Without CONSOLE_OIDC_AUDIENCE the ID tokens must be issued to this service's own
-  // base URL: the audience is always checked, so a token minted for another client of the
-  // same issuer never signs anyone in here.
-  const oidc =
-    deps.consoleOidc === undefined
-      ? undefined
-      : new OidcVerifier({
-          issuer: deps.consoleOidc.issuer,
-          audience: deps.consoleOidc.audience ?? deps.baseUrl,
-          clock: deps.clock,
-        });
+  const { oidc } = deps;
 
   app.withTypeProvider<ZodTypeProvider>().post(
     '/console/token',

@@ -11,7 +11,8 @@
  *
  * Kept lean, since this is the hot path: a verified token is cached by its text, a
  * session known to exist is remembered per process (sessions are never deleted), and the
- * rest is one log-store call.
+ * rest is one log-store call (and, for a message or a cancel, one due mark for the turn
+ * runtime first).
  */
 import type { FastifyInstance } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
@@ -22,6 +23,7 @@ import { FilterRefusedProblem, Problem } from '../../schemas/problem.ts';
 import { envelopesJson } from '../../schemas/envelope-json.ts';
 import { AppendAnswer, AppendBody } from '../../schemas/records.ts';
 import { admitRecords, checkBatchSize, landRecords } from '../../sessions/intake.ts';
+import { drivesTurns } from '../../turns/runtime.ts';
 import { BODY_PROBLEMS, problemResponses } from '../openapi-responses.ts';
 import { PROBLEM_MEDIA_TYPE } from '../problem.ts';
 import type { SessionContext } from './context.ts';
@@ -93,7 +95,12 @@ export function appendRoute(app: FastifyInstance, context: SessionContext): void
         request.body,
       );
       if (!(await exists(id))) throw new NotFound('session_not_found', 'no such session');
+      // A message or a cancel gives the turn runtime work: marked due durably before it
+      // lands, so an acknowledged message is driven even if this process dies now.
+      const drives = drivesTurns(batch.envelopes.map((envelope) => envelope.kind));
+      if (drives) await context.turns.mark(id);
       const landed = await landRecords({ logStore: context.logStore }, id, batch);
+      if (drives) context.turns.kick(id);
       // The answer as `envelopesJson` writes it: the schema's text without re-checking, by
       // zod, envelopes the store has just built (the schema still documents the answer,
       // and the route tests check real answers against the served OpenAPI document). A

@@ -15,6 +15,7 @@ import { sessionStatus } from '../../sessions/status.ts';
 import type { SessionTokens } from '../../sessions/tokens.ts';
 import type { ControlStore } from '../../storage/control-store.ts';
 import type { LogStore } from '../../storage/log-store.ts';
+import type { TurnRuntime } from '../../turns/runtime.ts';
 import { installCaller } from '../auth/install.ts';
 
 export interface SessionContext {
@@ -28,6 +29,8 @@ export interface SessionContext {
   readonly tokens: SessionTokens;
   readonly directory: SessionDirectory;
   readonly lifecycle: SessionLifecycle;
+  /** The turn runtime: status reads its state; appends that drive turns wake it. */
+  readonly turns: TurnRuntime;
   /** The HMAC key of session ids. */
   readonly idKey: Buffer;
 }

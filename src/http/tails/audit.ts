@@ -16,7 +16,7 @@ import { z } from 'zod';
 import { Conflict, NotFound } from '../../errors.ts';
 import { IdParams, parseStreamId } from '../../schemas/common.ts';
 import { AuditQuery, LandedRecord, type TailLine } from '../../schemas/records.ts';
-import { SessionDirectory } from '../../sessions/directory.ts';
+import type { SessionDirectory } from '../../sessions/directory.ts';
 import { present, type Face } from '../../sessions/faces.ts';
 import { tenantSealKey } from '../../sessions/sealing.ts';
 import type { LogStore } from '../../storage/log-store.ts';
@@ -34,6 +34,8 @@ const PAGE = 100;
 
 export interface AuditDeps extends ConsoleAuthDeps {
   readonly logStore: LogStore;
+  /** The process's session directory (`src/services.ts`). */
+  readonly directory: SessionDirectory;
   /** The root key tenant sealing keys derive from. */
   readonly sealKey: Buffer;
   /** Aborted when the process stops: a long audit ends early. */
@@ -72,7 +74,7 @@ async function* auditLines(
 
 /** Registers the console audit read. */
 export function auditRoutes(app: FastifyInstance, deps: AuditDeps): void {
-  const directory = new SessionDirectory(deps.controlStore);
+  const { directory } = deps;
 
   app.withTypeProvider<ZodTypeProvider>().get(
     '/console/sessions/:id/events',

@@ -47,6 +47,7 @@ describe.each(backends)('sessions on %s', (_name, options) => {
       ...first.deps,
       logStore: secondStores.log,
       controlStore: secondStores.control,
+      workStore: secondStores.work,
     });
     await secondApp.ready();
     a = await SessionClient.listen(first);

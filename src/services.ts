@@ -1,0 +1,202 @@
+/**
+ * The composition root (STYLE "Our layout"): every service of one process, built once
+ * over the ports `src/main.ts` (or a test) opens. The app's route plugins receive what
+ * they need from here and construct nothing themselves, so a process holds one actor host
+ * (sessions, proposals and connections all run in it, one mailbox per actor id), one
+ * OAuth state store, one session directory and one session-token cache.
+ *
+ * `buildServices` starts nothing but the host's idle sweep (an unref'd timer); the app
+ * starts the turn runtime once it is ready. `close()` stops the turn drivers, then the
+ * host once the commands under way finish, so the app closes the services before the
+ * stores close.
+ */
+import { ActorHost } from './actors/actor-host.ts';
+import type { FastifyBaseLogger } from 'fastify';
+import type { TokenService } from './auth/tokens.ts';
+import type { Clock, Entropy } from './clock.ts';
+import { ConnectionAuthorization } from './connections/authorization.ts';
+import { ControlOAuthStore } from './connections/oauth-store.ts';
+import { ConnectionService } from './connections/service.ts';
+import type { InstallHooks } from './consent/installs.ts';
+import { ProposalFlow } from './consent/proposals.ts';
+import { OidcVerifier } from './console/oidc.ts';
+import { SessionDirectory } from './sessions/directory.ts';
+import { deriveSessionIdKey } from './sessions/ids.ts';
+import { SessionLifecycle } from './sessions/lifecycle.ts';
+import { SessionTokens } from './sessions/tokens.ts';
+import type { ControlStore } from './storage/control-store.ts';
+import type { LogStore } from './storage/log-store.ts';
+import type { WorkStore } from './storage/work-store.ts';
+import type { InferenceProvider } from './inference/provider.ts';
+import { SimulatedProvider } from './inference/simulated.ts';
+import { TurnRuntime } from './turns/runtime.ts';
+
+/** What the services are built from: the ports and the configuration they read. */
+export interface ServicesDeps {
+  /** `BASE_URL` (decisions row 1): consent URLs, the OAuth callback, `Link` headers. */
+  readonly baseUrl: string;
+  readonly logStore: LogStore;
+  readonly controlStore: ControlStore;
+  /** Leases and due times of the turn runtime, and usage checkpoints. */
+  readonly workStore: WorkStore;
+  readonly logger: FastifyBaseLogger;
+  /** How turns are driven: `LEASE_MS`, `TURN_SWEEP_MS`, `SESSION_IDLE_ARCHIVE` (ms). */
+  readonly turns: {
+    readonly leaseMs: number;
+    readonly sweepMs: number;
+    readonly idleArchiveMs: number;
+  };
+  /** Providers by the `provider` of an inference option; the simulated one by default. */
+  readonly providers?: Readonly<Record<string, InferenceProvider>> | undefined;
+  /** Signs and verifies console, install and session tokens. */
+  readonly tokens: TokenService;
+  readonly clock: Clock;
+  /** Randomness for ids, keys and secrets (injected so tests can reproduce ids). */
+  readonly entropy: Entropy;
+  /**
+   * 32 bytes the per-tenant keys of sealed record layers, the session-id key and the
+   * connections' OAuth state key derive from, each under its own HKDF label.
+   */
+  readonly sealKey: Buffer;
+  /** The OpenID Connect issuer console ID tokens come from, when one is configured. */
+  readonly consoleOidc:
+    { readonly issuer: string; readonly audience: string | undefined } | undefined;
+  /** Origins besides `baseUrl`'s a connection's `return_to` may point at (decisions row 44). */
+  readonly connectionReturnOrigins?: readonly string[] | undefined;
+}
+
+/** Every service of one process, each built once. */
+export interface Services {
+  /** The one actor host: every session, proposal and connection actor runs in it. */
+  readonly host: ActorHost;
+  /** The HMAC key of session ids (decisions row 5, `deriveSessionIdKey`). */
+  readonly sessionIdKey: Buffer;
+  /** Mints and verifies session tokens, with the one cache of verified tokens. */
+  readonly sessionTokens: SessionTokens;
+  readonly directory: SessionDirectory;
+  /** Opens and archives sessions through the session actor. */
+  readonly lifecycle: SessionLifecycle;
+  /** Drives the sessions' turns; `start()` begins its sweep. */
+  readonly turns: TurnRuntime;
+  /** The connections' OAuth state (clients, tokens, pending authorizations), sealed. */
+  readonly oauth: ControlOAuthStore;
+  readonly connections: ConnectionService;
+  /** The OAuth side of connections: fresh URLs, the callback, refused tokens. */
+  readonly authorization: ConnectionAuthorization;
+  /** The vendor flow's proposals, each an actor of the host. */
+  readonly proposals: ProposalFlow;
+  /** What a deleted install takes with it: its sessions (decisions rows 61, 76). */
+  readonly installHooks: InstallHooks;
+  /** Verifies console ID tokens; undefined without `CONSOLE_OIDC_ISSUER`. */
+  readonly oidc: OidcVerifier | undefined;
+  /** Stops the turn drivers, then refuses new commands, waits for those under way and passivates every actor. */
+  close(): Promise<void>;
+}
+
+/** Builds every service over `deps`; nothing listens and nothing is read yet. */
+export function buildServices(deps: ServicesDeps): Services {
+  const { baseUrl, controlStore, clock, entropy } = deps;
+  const host = new ActorHost({ store: controlStore, clock, sweepEveryMs: 60_000 });
+  const sessionIdKey = deriveSessionIdKey(deps.sealKey);
+  const sessionTokens = new SessionTokens({ tokens: deps.tokens, clock, entropy });
+  const directory = new SessionDirectory(controlStore);
+  const oauth = new ControlOAuthStore(controlStore, deps.sealKey, clock);
+  // The runtime archives idle sessions through the lifecycle, whose archive ends the turn
+  // in flight through the runtime: the lifecycle calls it through `turns`, built below
+  // (the call comes only once the services are built).
+  const lifecycle = new SessionLifecycle({
+    host,
+    logStore: deps.logStore,
+    directory,
+    tokens: sessionTokens,
+    entropy,
+    idKey: sessionIdKey,
+    catalogs: {
+      controlStore,
+      clock,
+      entropy,
+      baseUrl,
+      oauthStates: (endpoint) => oauth.forEndpoint(endpoint),
+    },
+    turns: { endForArchive: (session) => turns.endForArchive(session) },
+  });
+  const turns: TurnRuntime = new TurnRuntime({
+    log: deps.logStore,
+    control: controlStore,
+    work: deps.workStore,
+    directory,
+    clock,
+    logger: deps.logger,
+    sealKey: deps.sealKey,
+    providers: deps.providers ?? { simulated: new SimulatedProvider() },
+    ...deps.turns,
+    archiveIdle: (session) => lifecycle.archive(session, { by: 'idle' }),
+  });
+  const effects = {
+    control: controlStore,
+    oauth,
+    baseUrl: baseUrl.replace(/\/+$/, ''),
+    clock,
+    entropy,
+  };
+  const connections = new ConnectionService({
+    ...effects,
+    host,
+    ...(deps.connectionReturnOrigins === undefined
+      ? {}
+      : { returnOrigins: deps.connectionReturnOrigins }),
+  });
+  // Without CONSOLE_OIDC_AUDIENCE the ID tokens must be issued to this service's own base
+  // URL: the audience is always checked, so a token minted for another client of the same
+  // issuer never signs anyone in here.
+  const oidc =
+    deps.consoleOidc === undefined
+      ? undefined
+      : new OidcVerifier({
+          issuer: deps.consoleOidc.issuer,
+          audience: deps.consoleOidc.audience ?? baseUrl,
+          clock,
+        });
+  return {
+    host,
+    sessionIdKey,
+    sessionTokens,
+    directory,
+    lifecycle,
+    turns,
+    oauth,
+    connections,
+    authorization: new ConnectionAuthorization(effects, connections),
+    proposals: new ProposalFlow({ host, store: controlStore, clock, entropy, baseUrl }),
+    installHooks: { deleted: (install) => archiveSessionsOf(install.id, directory, lifecycle) },
+    oidc,
+    close: async () => {
+      await turns.close();
+      await host.close();
+    },
+  };
+}
+
+/**
+ * Decisions rows 61 and 76: deleting an install ends its sessions, each with
+ * `session.archived` by `install_deleted`. Archiving is idempotent, so a repeated delete
+ * finishes what an interrupted one left.
+ */
+async function archiveSessionsOf(
+  install: string,
+  directory: SessionDirectory,
+  lifecycle: SessionLifecycle,
+): Promise<void> {
+  let after: string | undefined;
+  do {
+    const page = await directory.page({ install }, after, 100);
+    for (const row of page.rows) {
+      if (row.archived) continue;
+      const session = await directory.get(row.id);
+      if (session !== null && !session.value.archived) {
+        await lifecycle.archive(session.value, { by: 'install_deleted' });
+      }
+    }
+    after = page.next ?? undefined;
+  } while (after !== undefined);
+}

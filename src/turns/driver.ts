@@ -1,0 +1,214 @@
+/**
+ * One session's driver: while its process holds the session's lease, it follows the log,
+ * asks the planner what to do next (`plan.ts`) and does it (`steps.ts`), until the session
+ * rests (idle with nothing due, or archived and counted). Decisions part C, rows 50, 51,
+ * 53, 60, 61, 90.
+ *
+ * Durable timers. A wait (a retry's backoff) and a rest (the idle archive, the next usage
+ * checkpoint) are written to the work store's due index before the driver sleeps or
+ * leaves, so a crash loses no timer: whoever finds the entry due (this process's sweep
+ * after a restart, or another process) replays the log and reaches the same plan. The
+ * entry is settled only if no wake came in since it was read (its stamp), so a message
+ * that arrives while the driver decides to rest is never missed.
+ *
+ * Records reach the state two ways: a tail that follows the log (so a `turn.cancel` landed
+ * by any process aborts the inference in flight at once) and a catch-up read after each
+ * landing (so the planner always sees what it just landed). The state applies each record
+ * once, whichever way it comes first.
+ */
+import type { Clock } from '../clock.ts';
+import type { InferenceProvider } from '../inference/provider.ts';
+import type { InferenceValue } from '../resources/types.ts';
+import type { LogStore } from '../storage/log-store.ts';
+import type { WorkStore } from '../storage/work-store.ts';
+import { plan, type Step } from './plan.ts';
+import type { SessionState } from './session-state.ts';
+import { deny, infer, landOwed, requestCompaction, summarize, type StepContext } from './steps.ts';
+import { checkpointDue, checkpointOnce, type CheckpointTarget } from './usage.ts';
+
+export interface DriverDeps {
+  readonly log: LogStore;
+  readonly work: WorkStore;
+  readonly clock: Clock;
+  /** Row 61: a session idle this long (ms) is archived. */
+  readonly idleArchiveMs: number;
+  /** Row 61: archives the session as idle (through the session actor). */
+  archiveIdle(): Promise<void>;
+}
+
+export interface DriverSession {
+  readonly state: SessionState;
+  readonly tenant: string;
+  readonly tenantKey: Buffer;
+  readonly option: InferenceValue;
+  readonly provider: InferenceProvider;
+}
+
+/** Drives one session until it rests; answers the due-entry stamp it settled last. */
+export class SessionDriver {
+  readonly #deps: DriverDeps;
+  readonly #session: DriverSession;
+  readonly #signal: AbortSignal;
+  readonly #steps: StepContext;
+  readonly #usage: CheckpointTarget;
+  /** `at` of the first record not yet counted in usage, once known. */
+  #firstUncounted: number | null = null;
+
+  constructor(deps: DriverDeps, session: DriverSession, signal: AbortSignal) {
+    this.#deps = deps;
+    this.#session = session;
+    this.#signal = signal;
+    this.#steps = {
+      log: deps.log,
+      state: session.state,
+      option: session.option,
+      provider: session.provider,
+      tenantKey: session.tenantKey,
+      signal,
+    };
+    this.#usage = {
+      log: deps.log,
+      work: deps.work,
+      session: session.state.session,
+      tenant: session.tenant,
+      model: session.provider.key,
+    };
+  }
+
+  /** Runs until the session rests or the signal aborts; answers the stamp it settled. */
+  async run(): Promise<number | null> {
+    const { state } = this.#session;
+    await state.catchUp(this.#deps.log);
+    // The tail ends with the driver, whether it rests or is stopped.
+    const following = new AbortController();
+    const stop = (): void => {
+      following.abort();
+    };
+    this.#signal.addEventListener('abort', stop, { once: true });
+    const follow = this.#follow(following.signal);
+    const stopCounting = state.listen((record) => {
+      this.#firstUncounted ??= record.envelope.at;
+    });
+    try {
+      this.#firstUncounted = await this.#readFirstUncounted();
+      return await this.#loop();
+    } finally {
+      stopCounting();
+      following.abort();
+      this.#signal.removeEventListener('abort', stop);
+      await follow;
+    }
+  }
+
+  async #loop(): Promise<number | null> {
+    const { state } = this.#session;
+    const { work, log, clock } = this.#deps;
+    for (;;) {
+      if (this.#signal.aborted) return null;
+      const stamp = (await work.dueEntry(state.session))?.stamp ?? 0;
+      await state.catchUp(log);
+      const step = this.#plan(clock.now());
+      if (step.type === 'rest') {
+        if (await work.settleDue(state.session, stamp, step.until)) return stamp;
+        continue;
+      }
+      if (step.type === 'wait') {
+        if (await work.settleDue(state.session, stamp, step.until)) await this.#sleep(step.until);
+        continue;
+      }
+      await this.#do(step);
+    }
+  }
+
+  #plan(now: number): Step {
+    const { state, provider, option } = this.#session;
+    const context = state.context;
+    const prompt = state.transcript.prompt();
+    // §6.3: what came before the turn's first message can be summarised, once.
+    const before = Math.min(...context.inputs, context.turn ?? Infinity) - 1;
+    const through =
+      Number.isFinite(before) && state.transcript.hasItemsThrough(before) ? before : null;
+    return plan({
+      phase: state.phase,
+      context,
+      now,
+      promptTokens: provider.promptTokens(state.basics.instructions, prompt),
+      compactAt: option.compact_at,
+      compactThrough: through,
+      idleArchiveAt: context.lastAt + this.#deps.idleArchiveMs,
+      checkpointAt: checkpointDue(this.#firstUncounted, state.phase === 'ended', now),
+    });
+  }
+
+  async #do(step: Exclude<Step, { type: 'rest' | 'wait' }>): Promise<void> {
+    const ctx = this.#steps;
+    switch (step.type) {
+      case 'checkpoint':
+        this.#firstUncounted = await checkpointOnce(
+          this.#usage,
+          this.#deps.clock.now(),
+          this.#session.state.phase === 'ended',
+        );
+        return;
+      case 'land':
+        return landOwed(ctx, step.owed);
+      case 'infer':
+        return infer(ctx);
+      case 'compact': {
+        const { state, provider } = this.#session;
+        const tokens = provider.promptTokens(state.basics.instructions, state.transcript.prompt());
+        return requestCompaction(ctx, tokens, step.through);
+      }
+      case 'summarize':
+        return summarize(ctx, step.requested);
+      case 'deny':
+        return deny(ctx, step.call, step.tool);
+      case 'archive':
+        await this.#deps.archiveIdle();
+        await this.#session.state.catchUp(this.#deps.log);
+        return;
+    }
+  }
+
+  /** The first uncounted record's `at`, read from the log. */
+  async #readFirstUncounted(): Promise<number | null> {
+    const counted = await this.#deps.work.countedThrough(this.#session.state.session);
+    const [first] = await this.#deps.log.read(this.#session.state.session, {
+      from: counted + 1,
+      limit: 1,
+    });
+    return first?.envelope.at ?? null;
+  }
+
+  /** Follows the log into the state until the driver stops. */
+  async #follow(signal: AbortSignal): Promise<void> {
+    const { state } = this.#session;
+    try {
+      for await (const record of this.#deps.log.tail(state.session, {
+        from: state.head + 1,
+        signal,
+      })) {
+        if (record.envelope.cursor > state.head + 1) await state.catchUp(this.#deps.log);
+        else state.apply(record);
+      }
+    } catch {
+      // The loop's own catch-up reads keep the state current without the tail.
+    }
+  }
+
+  /** Sleeps until `until`, or until a record lands or the driver stops. */
+  #sleep(until: number): Promise<void> {
+    const { state } = this.#session;
+    return new Promise((resolve) => {
+      const done = (): void => {
+        clearTimeout(timer);
+        stop();
+        this.#signal.removeEventListener('abort', done);
+        resolve();
+      };
+      const timer = setTimeout(done, Math.max(0, until - this.#deps.clock.now()));
+      const stop = state.listen(done);
+      this.#signal.addEventListener('abort', done, { once: true });
+    });
+  }
+}

@@ -1,0 +1,151 @@
+/**
+ * Landed records as turn-machine events (decisions part B → part C): each record becomes
+ * the event named by its kind, carrying its cursor, `at` and the body fields the chart
+ * reads. Bodies were checked when they landed (client kinds by the intake's schemas, the
+ * service's own by construction), so this reads them without re-validating; a body that
+ * lacks a field the chart needs reads as `record.other` and only moves the head.
+ *
+ * `invoke.completed` names its call through its idem `call:<cause>` (row 8), where the
+ * cause is the `invoke.allowed` it answers; the reader remembers the call of each
+ * `invoke.allowed` it has seen so a completion can name it.
+ */
+import type { TurnEvent } from '../machines/turn.types.ts';
+import { RECORD_KIND_VERSION } from '../schemas/record-kinds.ts';
+import type { StoredRecord } from '../storage/log-store.ts';
+
+type Body = Record<string, unknown>;
+
+const num = (value: unknown): number | null => (typeof value === 'number' ? value : null);
+const str = (value: unknown): string | null => (typeof value === 'string' ? value : null);
+
+/** The cursor a `call:<cause>` idem names, or null. */
+export function causeOfIdem(idem: string | null): number | null {
+  if (idem?.startsWith('call:') !== true) return null;
+  const cause = Number(idem.slice(5));
+  return Number.isSafeInteger(cause) && cause > 0 ? cause : null;
+}
+
+/** Reads a session's records, in cursor order, as turn-machine events. */
+export class RecordReader {
+  /** The call of each `invoke.allowed` seen, by its cursor. */
+  readonly #calls = new Map<number, string>();
+
+  /** The event of `record`, with its body parsed once. */
+  read(record: StoredRecord): { readonly event: TurnEvent; readonly body: Body } {
+    const { envelope } = record;
+    const landed = { cursor: envelope.cursor, at: envelope.at };
+    let body: Body = {};
+    try {
+      const parsed: unknown = JSON.parse(record.body);
+      if (typeof parsed === 'object' && parsed !== null && !Array.isArray(parsed))
+        body = parsed as Body;
+    } catch {
+      // A body that is not JSON cannot move the turn.
+    }
+    const other = { event: { ...landed, type: 'record.other' } as TurnEvent, body };
+    if (envelope.kind.version !== RECORD_KIND_VERSION) return other;
+    const event = this.#event(envelope.kind.name, landed, body, envelope.idem);
+    return event === null ? other : { event, body };
+  }
+
+  #event(
+    name: string,
+    landed: { readonly cursor: number; readonly at: number },
+    body: Body,
+    idem: string | null,
+  ): TurnEvent | null {
+    const turn = num(body.turn);
+    switch (name) {
+      case 'session.opened': {
+        const executor = body.executor as { name?: unknown } | null | undefined;
+        return {
+          ...landed,
+          type: name,
+          rounds: num(body.rounds) ?? 16,
+          executor: str(executor?.name) ?? null,
+        };
+      }
+      case 'message.submitted':
+        return { ...landed, type: name };
+      case 'turn.cancel':
+        return { ...landed, type: name, turn };
+      case 'turn.started':
+        return Array.isArray(body.inputs)
+          ? { ...landed, type: name, inputs: body.inputs.filter((c) => typeof c === 'number') }
+          : null;
+      case 'model.output': {
+        const round = num(body.round);
+        const usage = body.usage as { input?: unknown; output?: unknown } | undefined;
+        if (turn === null || round === null || !Array.isArray(body.tool_calls)) return null;
+        const calls = (body.tool_calls as { id?: unknown; name?: unknown }[]).map((c) => ({
+          call: str(c.id) ?? '',
+          tool: str(c.name) ?? '',
+        }));
+        return {
+          ...landed,
+          type: name,
+          turn,
+          round,
+          calls,
+          stop: str(body.stop) ?? 'end_turn',
+          model: str(body.model) ?? 'unknown',
+          usage: { input: num(usage?.input) ?? 0, output: num(usage?.output) ?? 0 },
+        };
+      }
+      case 'inference.failed':
+        return turn === null
+          ? null
+          : {
+              ...landed,
+              type: name,
+              turn,
+              retryIn: num(body.retry_in),
+              error: str(body.error) ?? '',
+            };
+      case 'invoke.allowed': {
+        const call = str(body.call);
+        if (call !== null) this.#calls.set(landed.cursor, call);
+        return null;
+      }
+      case 'invoke.denied': {
+        const call = str(body.call);
+        return turn === null || call === null ? null : { ...landed, type: name, turn, call };
+      }
+      case 'invoke.completed': {
+        const cause = causeOfIdem(idem);
+        return {
+          ...landed,
+          type: name,
+          call: cause === null ? null : (this.#calls.get(cause) ?? null),
+        };
+      }
+      case 'compaction.requested':
+        return turn === null
+          ? null
+          : { ...landed, type: name, turn, promptTokens: num(body.prompt_tokens) ?? 0 };
+      case 'compaction.completed': {
+        const usage = body.usage as { input?: unknown; output?: unknown } | undefined;
+        const requested = num(body.requested);
+        const through = num(body.through);
+        if (requested === null || through === null) return null;
+        return {
+          ...landed,
+          type: name,
+          requested,
+          through,
+          tokensAfter: num(body.tokens_after) ?? 0,
+          model: str(body.model) ?? 'simulated',
+          usage: { input: num(usage?.input) ?? 0, output: num(usage?.output) ?? 0 },
+        };
+      }
+      case 'turn.ended':
+        return turn === null
+          ? null
+          : { ...landed, type: name, turn, reason: str(body.reason) ?? '' };
+      case 'session.archived':
+        return { ...landed, type: name };
+      default:
+        return null;
+    }
+  }
+}

@@ -1,0 +1,254 @@
+/**
+ * The turn runtime of one process (decisions part C; issue "Agent turns" item 2): who
+ * drives which session, when, and the turn state every reader shares.
+ *
+ * One driver per session across processes. A driver runs only while its process holds the
+ * session's lease in the work store (`LEASE_MS`, renewed at a third of it while it works);
+ * a process that dies stops renewing, and once the lease lapses any process may take over.
+ *
+ * Finding work. An append that lands a driving kind (`message.submitted`, `turn.cancel`)
+ * marks the session due before it lands (`wake`), so an acknowledged message is never
+ * left without a driver even if the process dies right after; the mark is durable, and
+ * the periodic sweep (`SWEEP_MS`, and once at start-up) drives every session whose entry
+ * is due and whose lease is free: a turn cut by kill -9 resumes on restart or elsewhere.
+ * Timers (retry backoff, idle archive, usage checkpoints) are due entries too.
+ *
+ * After a driver rests and gives its lease up it reads the due entry once more: a wake
+ * that came in while it still held the lease (and so could not start a second driver) is
+ * picked up here instead of waiting for the sweep.
+ */
+import { randomUUID } from 'node:crypto';
+import type { FastifyBaseLogger } from 'fastify';
+import type { Clock } from '../clock.ts';
+import type { InferenceProvider } from '../inference/provider.ts';
+import type { InferenceValue, SessionValue } from '../resources/types.ts';
+import type { SessionDirectory } from '../sessions/directory.ts';
+import { tenantSealKey } from '../sessions/sealing.ts';
+import type { ControlStore } from '../storage/control-store.ts';
+import type { LogStore } from '../storage/log-store.ts';
+import type { WorkStore } from '../storage/work-store.ts';
+import { SessionDriver } from './driver.ts';
+import { PRODUCERS, serviceRecord, stepKey } from './records.ts';
+import { SessionState } from './session-state.ts';
+import { land } from './steps.ts';
+import { StateCache } from './state-cache.ts';
+
+export interface TurnRuntimeOptions {
+  readonly log: LogStore;
+  readonly control: ControlStore;
+  readonly work: WorkStore;
+  readonly directory: SessionDirectory;
+  readonly clock: Clock;
+  readonly logger: FastifyBaseLogger;
+  /** The root key the tenants' sealing keys derive from. */
+  readonly sealKey: Buffer;
+  /** Providers by the `provider` of an inference option (2.13). */
+  readonly providers: Readonly<Record<string, InferenceProvider>>;
+  /** LEASE_MS: how long a driver's lease lasts without renewal. */
+  readonly leaseMs: number;
+  /** How often the sweep looks for due sessions (ms). */
+  readonly sweepMs: number;
+  /** SESSION_IDLE_ARCHIVE (row 61), ms. */
+  readonly idleArchiveMs: number;
+  /** Row 61: archives a session as idle. */
+  archiveIdle(session: SessionValue): Promise<void>;
+}
+
+/** Kinds a client lands that give a session's driver work: the append marks it due. */
+const DRIVING_KINDS: ReadonlySet<string> = new Set(['message.submitted', 'turn.cancel']);
+
+/** Whether a batch of these kinds gives the session's driver work (see `mark`). */
+export function drivesTurns(kinds: Iterable<{ readonly name: string }>): boolean {
+  for (const kind of kinds) if (DRIVING_KINDS.has(kind.name)) return true;
+  return false;
+}
+
+/** Sessions the sweep takes per pass. */
+const SWEEP_BATCH = 200;
+/** When a session without a usable inference option is looked at again. */
+const UNUSABLE_RETRY_MS = 60_000;
+
+/** Drives the turns of the sessions this process holds leases for. */
+export class TurnRuntime {
+  readonly #options: TurnRuntimeOptions;
+  /** This process's lease holder name. */
+  readonly holder = `turns:${randomUUID()}`;
+  readonly #drivers = new Map<string, Promise<void>>();
+  readonly #states: StateCache;
+  readonly #closing = new AbortController();
+  #timer: NodeJS.Timeout | undefined;
+
+  constructor(options: TurnRuntimeOptions) {
+    this.#options = options;
+    this.#states = new StateCache((id) => this.#newState(id));
+  }
+
+  /** Starts the sweep: once now (sessions left unfinished by a crash), then every `sweepMs`. */
+  start(): void {
+    if (this.#timer !== undefined) return;
+    this.#timer = setInterval(() => void this.sweep(), this.#options.sweepMs);
+    this.#timer.unref();
+    void this.sweep();
+  }
+
+  /** Marks `session` due now, durably; call before landing a record that drives turns. */
+  async mark(session: string): Promise<void> {
+    await this.#options.work.markDue(session, this.#options.clock.now());
+  }
+
+  /** Starts a driver for `session` here unless one runs here already. */
+  kick(session: string): void {
+    if (this.#closing.signal.aborted || this.#drivers.has(session)) return;
+    const run = this.#drive(session)
+      .catch((error: unknown) => {
+        this.#options.logger.warn({ err: error, session }, 'turn driver failed; the sweep retries');
+      })
+      .finally(() => this.#drivers.delete(session));
+    this.#drivers.set(session, run);
+  }
+
+  /** Drives every due session whose lease is free. */
+  async sweep(): Promise<void> {
+    if (this.#closing.signal.aborted) return;
+    try {
+      const due = await this.#options.work.due(this.#options.clock.now(), SWEEP_BATCH);
+      for (const session of due) this.kick(session);
+    } catch (error) {
+      this.#options.logger.warn({ err: error }, 'turn sweep failed');
+    }
+  }
+
+  /** The session's turn state, caught up with its log (status, archive). */
+  async state(session: string): Promise<SessionState | null> {
+    const state = await this.#states.get(session);
+    if (state !== null) await state.catchUp(this.#options.log);
+    return state;
+  }
+
+  /**
+   * Row 60: ends the turn in flight of a session being archived with `turn.ended
+   * archived`, before the archive lands `session.archived`. Under the turn's `end` key, so
+   * a driver ending the same turn meanwhile lands one `turn.ended` between them; after it
+   * the chart starts no turn (`closing`) until `session.archived` lands.
+   */
+  async endForArchive(session: string): Promise<void> {
+    const state = await this.state(session);
+    const turn = state?.context.turn ?? null;
+    if (state === null || turn === null || state.phase === 'ended') return;
+    await land(
+      { log: this.#options.log, state },
+      serviceRecord('turn.ended', PRODUCERS.turn, stepKey.end(turn), {
+        turn,
+        reason: 'archived',
+        rounds: state.context.round,
+        usage: state.context.usage,
+        error: null,
+      }),
+    );
+  }
+
+  /** Drivers running in this process now. */
+  get driving(): number {
+    return this.#drivers.size;
+  }
+
+  /** Stops every driver here (their leases lapse or are released) and the sweep. */
+  async close(): Promise<void> {
+    this.#closing.abort();
+    clearInterval(this.#timer);
+    await Promise.allSettled([...this.#drivers.values()]);
+  }
+
+  async #drive(session: string): Promise<void> {
+    const { work, clock, leaseMs } = this.#options;
+    const lease = `session:${session}`;
+    if (!(await work.acquireLease(lease, this.holder, clock.now(), leaseMs))) return;
+    const lost = new AbortController();
+    const stop = (): void => {
+      lost.abort();
+    };
+    this.#closing.signal.addEventListener('abort', stop, { once: true });
+    const renew = setInterval(
+      () => {
+        work.acquireLease(lease, this.holder, clock.now(), leaseMs).then(
+          (held) => {
+            if (!held) lost.abort();
+          },
+          () => {
+            lost.abort();
+          },
+        );
+      },
+      Math.max(50, Math.floor(leaseMs / 3)),
+    );
+    let settled: number | null;
+    try {
+      settled = await this.#run(session, lost.signal);
+    } finally {
+      clearInterval(renew);
+      this.#closing.signal.removeEventListener('abort', stop);
+      await work.releaseLease(lease, this.holder);
+    }
+    // A wake that came in while this process held the lease is driven now.
+    const entry = await work.dueEntry(session);
+    if (entry !== null && entry.stamp !== settled && entry.at <= clock.now()) {
+      queueMicrotask(() => {
+        this.kick(session);
+      });
+    }
+  }
+
+  async #run(session: string, signal: AbortSignal): Promise<number | null> {
+    const { directory, control } = this.#options;
+    const row = await directory.get(session);
+    const state = await this.#states.get(session);
+    // A session the directory forgot (its install was deleted) has nothing left to drive.
+    if (row === null || state === null) return this.#park(session, null);
+    const pinned = await directory.pinned(row.value);
+    const optionName = pinned?.tenant.inference;
+    const option =
+      optionName === undefined
+        ? null
+        : await control.get<InferenceValue>('inference', row.value.tenant, optionName);
+    const provider = option === null ? undefined : this.#options.providers[option.value.provider];
+    if (option === null || provider === undefined) {
+      // The option was deleted or names a provider this build lacks: look again later
+      // (PUT /inferences: installs follow a replaced option) rather than at every sweep.
+      this.#options.logger.warn(
+        { session, inference: optionName ?? null },
+        'the session has no usable inference option; retrying in a minute',
+      );
+      return this.#park(session, this.#options.clock.now() + UNUSABLE_RETRY_MS);
+    }
+    const driver = new SessionDriver(
+      {
+        log: this.#options.log,
+        work: this.#options.work,
+        clock: this.#options.clock,
+        idleArchiveMs: this.#options.idleArchiveMs,
+        archiveIdle: () => this.#options.archiveIdle(row.value),
+      },
+      {
+        state,
+        tenant: row.value.tenant,
+        tenantKey: tenantSealKey(this.#options.sealKey, row.value.tenant),
+        option: option.value,
+        provider,
+      },
+      signal,
+    );
+    return driver.run();
+  }
+
+  /** Moves the session's due entry to `next` (null: drops it); answers the stamp it settled. */
+  async #park(session: string, next: number | null): Promise<number | null> {
+    const stamp = (await this.#options.work.dueEntry(session))?.stamp ?? 0;
+    return (await this.#options.work.settleDue(session, stamp, next)) ? stamp : null;
+  }
+
+  async #newState(session: string): Promise<SessionState | null> {
+    const row = await this.#options.directory.get(session);
+    if (row === null) return null;
+    return new SessionState(session, tenantSealKey(this.#options.sealKey, row.value.tenant));
+  }
+}

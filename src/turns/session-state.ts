@@ -1,0 +1,143 @@
+/**
+ * One session's turn state as the runtime holds it: the turn machine's actor (part C),
+ * the reader that turns records into its events, and the transcript the next prompt is
+ * built from, all fed the same landed records in cursor order.
+ *
+ * Records are applied exactly once each, in order: a record at or below the head is
+ * skipped (it came twice, from a read and a tail), and one past `head + 1` is refused, so
+ * the caller reads the gap first. Whoever holds the state (the driver, a status read, the
+ * archive path) catches it up from the log with `catchUp`; `reached(cursor)` resolves
+ * once a record has been applied, which is how the driver waits for what it just landed.
+ */
+import { createActor, type Actor, type SnapshotFrom } from 'xstate';
+import { turnMachine, type TurnContext, type TurnPhase } from '../machines/turn.machine.ts';
+import type { LogStore, StoredRecord } from '../storage/log-store.ts';
+import { RecordReader } from './events.ts';
+import { Transcript } from './transcript.ts';
+
+/** Records read per round trip while catching up. */
+const CATCH_UP_PAGE = 1000;
+
+/** What `session.opened` fixed for the session's life, as the runtime needs it. */
+export interface SessionBasics {
+  readonly instructions: string | null;
+  /** The model-visible tool names the session was opened with (part B `tools`). */
+  readonly tools: readonly string[];
+  readonly params: {
+    readonly max_tokens: number | null;
+    readonly stop: readonly string[];
+    readonly temperature: number | null;
+    readonly top_p: number | null;
+  };
+}
+
+export type TurnSnapshot = SnapshotFrom<typeof turnMachine>;
+
+/** A session's turn machine, reader and transcript. */
+export class SessionState {
+  readonly session: string;
+  readonly #actor: Actor<typeof turnMachine>;
+  readonly #reader = new RecordReader();
+  readonly #transcript: Transcript;
+  #basics: SessionBasics = {
+    instructions: null,
+    tools: [],
+    params: { max_tokens: null, stop: [], temperature: null, top_p: null },
+  };
+  #waiters: { readonly cursor: number; readonly resolve: () => void }[] = [];
+  #listeners = new Set<(record: StoredRecord) => void>();
+
+  constructor(session: string, tenantKey: Buffer) {
+    this.session = session;
+    this.#transcript = new Transcript(tenantKey);
+    this.#actor = createActor(turnMachine);
+    this.#actor.start();
+  }
+
+  /** The last applied cursor. */
+  get head(): number {
+    return this.#actor.getSnapshot().context.head;
+  }
+
+  get snapshot(): TurnSnapshot {
+    return this.#actor.getSnapshot();
+  }
+
+  get context(): TurnContext {
+    return this.#actor.getSnapshot().context;
+  }
+
+  /** `live.phase` (row 35): the machine's state, `ended` once archived. */
+  get phase(): TurnPhase {
+    return this.#actor.getSnapshot().value;
+  }
+
+  get basics(): SessionBasics {
+    return this.#basics;
+  }
+
+  get transcript(): Transcript {
+    return this.#transcript;
+  }
+
+  /** Applies `record` if it is the next one; answers whether it was applied. */
+  apply(record: StoredRecord): boolean {
+    const cursor = record.envelope.cursor;
+    if (cursor <= this.head) return false;
+    if (cursor !== this.head + 1) {
+      throw new Error(`record ${cursor} of ${this.session} arrived before ${this.head + 1}`);
+    }
+    const { event, body } = this.#reader.read(record);
+    if (event.type === 'session.opened') this.#basics = basicsOf(body);
+    this.#transcript.apply(event, body);
+    this.#actor.send(event);
+    this.#waiters = this.#waiters.filter((waiter) => {
+      if (waiter.cursor > cursor) return true;
+      waiter.resolve();
+      return false;
+    });
+    for (const listener of this.#listeners) listener(record);
+    return true;
+  }
+
+  /** Reads and applies every record past the head. */
+  async catchUp(log: LogStore): Promise<void> {
+    for (;;) {
+      const records = await log.read(this.session, { from: this.head + 1, limit: CATCH_UP_PAGE });
+      for (const record of records) this.apply(record);
+      if (records.length < CATCH_UP_PAGE) return;
+    }
+  }
+
+  /** Resolves once the record at `cursor` has been applied. */
+  reached(cursor: number): Promise<void> {
+    if (cursor <= this.head) return Promise.resolve();
+    return new Promise((resolve) => this.#waiters.push({ cursor, resolve }));
+  }
+
+  /** Calls `listener` with every record applied from now on; answers its removal. */
+  listen(listener: (record: StoredRecord) => void): () => void {
+    this.#listeners.add(listener);
+    return () => this.#listeners.delete(listener);
+  }
+}
+
+function basicsOf(body: Record<string, unknown>): SessionBasics {
+  const params = (body.params ?? {}) as Record<string, unknown>;
+  const numberOrNull = (value: unknown): number | null =>
+    typeof value === 'number' ? value : null;
+  return {
+    instructions: typeof body.instructions === 'string' ? body.instructions : null,
+    tools: Array.isArray(body.tools)
+      ? (body.tools as { name?: unknown }[]).flatMap((t) =>
+          typeof t.name === 'string' ? [t.name] : [],
+        )
+      : [],
+    params: {
+      max_tokens: numberOrNull(params.max_tokens),
+      stop: Array.isArray(params.stop) ? params.stop.filter((s) => typeof s === 'string') : [],
+      temperature: numberOrNull(params.temperature),
+      top_p: numberOrNull(params.top_p),
+    },
+  };
+}

@@ -1,0 +1,213 @@
+/**
+ * The work of each step the planner names (`plan.ts`), landing its record under the
+ * step's key (`records.ts`): what the chart owes, one inference attempt, a compaction
+ * request and its summary, and the answer to a call.
+ *
+ * A step lands at most one record. A step run again lands nothing new: its key replays
+ * the first body, or refuses a different one, and either way the state catches up from
+ * the log and the planner moves on from what actually landed.
+ */
+import { isServiceError } from '../errors.ts';
+import {
+  InferenceFailure,
+  type InferenceProvider,
+  type PromptItem,
+} from '../inference/provider.ts';
+import type { Owed } from '../machines/turn.types.ts';
+import type { InferenceValue } from '../resources/types.ts';
+import { parseDuration } from '../schemas/duration.ts';
+import { sealLayer } from '../sessions/sealing.ts';
+import type { LogStore, PendingRecord } from '../storage/log-store.ts';
+import { retryDelay } from './plan.ts';
+import { keyedBatch, PRODUCERS, serviceRecord, stepKey } from './records.ts';
+import type { SessionState } from './session-state.ts';
+
+/** What the steps of one session work with. */
+export interface StepContext {
+  readonly log: LogStore;
+  readonly state: SessionState;
+  readonly option: InferenceValue;
+  readonly provider: InferenceProvider;
+  /** The tenant's sealing key (part D). */
+  readonly tenantKey: Buffer;
+  /** Aborted when the driver stops (lease lost, shutdown). */
+  readonly signal: AbortSignal;
+}
+
+/** Lands `record` under its key, then catches the state up with the log. */
+export async function land(
+  ctx: Pick<StepContext, 'log' | 'state'>,
+  record: PendingRecord,
+  plain?: unknown,
+): Promise<void> {
+  try {
+    await ctx.log.append(keyedBatch(ctx.state.session, record, plain));
+  } catch (error) {
+    // The step landed before (another body under its key) or the session was archived:
+    // what landed is the truth, and the catch-up below brings it in.
+    const known =
+      isServiceError(error) &&
+      (error.code === 'idempotency_conflict' || error.code === 'session_archived');
+    if (!known) throw error;
+  }
+  await ctx.state.catchUp(ctx.log);
+}
+
+/** Lands what the chart owes: `turn.started` or `turn.ended` (part B bodies). */
+export function landOwed(ctx: StepContext, owed: Owed): Promise<void> {
+  const context = ctx.state.context;
+  if (owed.kind === 'turn.started') {
+    const body = { inputs: owed.inputs, rounds: context.rounds };
+    const first = owed.inputs[0] ?? context.head;
+    return land(ctx, serviceRecord('turn.started', PRODUCERS.turn, stepKey.start(first), body));
+  }
+  const turn = context.turn ?? 0;
+  const body = {
+    turn,
+    reason: owed.reason,
+    rounds: context.round,
+    usage: context.usage,
+    error: owed.error,
+  };
+  return land(ctx, serviceRecord('turn.ended', PRODUCERS.turn, stepKey.end(turn), body));
+}
+
+/** Row 50: the backoff of the session's option, in ms. */
+function backoffMs(option: InferenceValue): number {
+  return parseDuration(option.retry.backoff) ?? 1000;
+}
+
+/**
+ * One inference attempt of the round in flight: `model.output` on an answer,
+ * `inference.failed` (with `retry_in`, null once attempts are spent) on a failure, nothing
+ * when it was aborted because the turn moved on (a cancel, an archive) or the driver stops.
+ */
+export async function infer(ctx: StepContext): Promise<void> {
+  const { state } = ctx;
+  const { turn, round, failed } = state.context;
+  if (turn === null) return;
+  const attempt = failed + 1;
+  const controller = new AbortController();
+  const stopListening = state.listen(() => {
+    const c = state.context;
+    if (state.phase !== 'inferring' || c.turn !== turn || c.round !== round) controller.abort();
+  });
+  const onStop = (): void => {
+    controller.abort();
+  };
+  ctx.signal.addEventListener('abort', onStop, { once: true });
+  const key = stepKey.attempt(turn, round, attempt);
+  try {
+    const answer = await ctx.provider.infer({
+      instructions: state.basics.instructions,
+      prompt: state.transcript.prompt(),
+      params: state.basics.params,
+      failures: state.context.turnFailures,
+      signal: controller.signal,
+    });
+    const calls = answer.toolCalls.map((call) => ({
+      id: call.id,
+      name: call.name,
+      args: call.args,
+    }));
+    const plain = {
+      turn,
+      round,
+      text: answer.text,
+      tool_calls: calls,
+      stop: answer.stop,
+      model: answer.model,
+      usage: answer.usage,
+    };
+    const body = {
+      ...plain,
+      tool_calls: calls.map((call) => ({
+        id: call.id,
+        name: call.name,
+        evidence: {},
+        args: sealLayer(call.args, ctx.tenantKey),
+      })),
+    };
+    await land(ctx, serviceRecord('model.output', PRODUCERS.turn, key, body), plain);
+  } catch (error) {
+    if (controller.signal.aborted) return;
+    if (!(error instanceof InferenceFailure)) throw error;
+    const body = {
+      turn,
+      round,
+      attempt,
+      retry_in: retryDelay(attempt, ctx.option.retry.attempts, backoffMs(ctx.option)),
+      error: error.message,
+    };
+    await land(ctx, serviceRecord('inference.failed', PRODUCERS.turn, key, body));
+  } finally {
+    stopListening();
+    ctx.signal.removeEventListener('abort', onStop);
+  }
+}
+
+/** §6.3: `compaction.requested` before the attempt whose prompt reached `compact_at`. */
+export function requestCompaction(
+  ctx: StepContext,
+  promptTokens: number,
+  through: number,
+): Promise<void> {
+  const { turn, round, failed } = ctx.state.context;
+  const body = {
+    turn: turn ?? 0,
+    prompt_tokens: promptTokens,
+    compact_at: ctx.option.compact_at,
+    through,
+  };
+  const key = stepKey.compact(turn ?? 0, round, failed + 1);
+  return land(ctx, serviceRecord('compaction.requested', PRODUCERS.compactor, key, body));
+}
+
+/** §6.3: the summary answering compaction `requested`, through the cursor it named. */
+export async function summarize(ctx: StepContext, requested: number): Promise<void> {
+  const { state } = ctx;
+  const [request] = await ctx.log.read(state.session, { from: requested, limit: 1 });
+  const asked = JSON.parse(request?.body ?? '{}') as { through?: unknown; prompt_tokens?: unknown };
+  const through = typeof asked.through === 'number' ? asked.through : state.head;
+  const tokensBefore = typeof asked.prompt_tokens === 'number' ? asked.prompt_tokens : 0;
+  const answer = await ctx.provider.summarize({
+    instructions: state.basics.instructions,
+    prompt: state.transcript.promptThrough(through),
+    signal: ctx.signal,
+  });
+  const after: PromptItem[] = [
+    { role: 'summary', text: answer.summary },
+    ...state.transcript.prompt().slice(state.transcript.promptThrough(through).length),
+  ];
+  const body = {
+    requested,
+    through,
+    summary: answer.summary,
+    tokens_before: tokensBefore,
+    tokens_after: ctx.provider.promptTokens(state.basics.instructions, after),
+    usage: answer.usage,
+    model: ctx.provider.key,
+  };
+  const key = stepKey.summary(state.context.turn ?? 0, requested);
+  await land(ctx, serviceRecord('compaction.completed', PRODUCERS.compactor, key, body));
+}
+
+/**
+ * Answers a call of the round with `invoke.denied`. The authorizer and executors are not
+ * wired yet, so no call can be performed: a tool the session lists is `no_executor`
+ * (row 90), any other `unknown_tool`; the model sees the denial as an error result.
+ */
+export function deny(ctx: StepContext, call: string, tool: string): Promise<void> {
+  const { turn, round } = ctx.state.context;
+  const known = ctx.state.basics.tools.includes(tool);
+  const body = {
+    turn: turn ?? 0,
+    call,
+    tool,
+    reason: known ? 'no_executor' : 'unknown_tool',
+    item: null,
+    evidence: {},
+  };
+  const key = stepKey.answer(turn ?? 0, round, call);
+  return land(ctx, serviceRecord('invoke.denied', PRODUCERS.authorizer, key, body));
+}

@@ -1,0 +1,137 @@
+/**
+ * Turns survive the process (issue "Agent turns", done-when 2): the real service in a
+ * child process is killed with SIGKILL in the middle of a slow inference and in the middle
+ * of a retry's backoff, then started again on the same data; and with two processes on
+ * shared PostgreSQL and Redis, the driving one is killed and the other finishes the turn.
+ * Every log is checked for steps landed twice (one record per idem key, one `turn.ended`
+ * per `turn.started`).
+ */
+import { randomBytes } from 'node:crypto';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { afterAll, afterEach, describe, expect, it } from 'vitest';
+import { startService, type ServiceProcess } from '../support/service-process.ts';
+import { TEST_DATABASE_URL, TEST_REDIS_URL } from '../support/services.ts';
+import { kinds, TurnClient, type TailRecord } from './turn-client.ts';
+
+const OPERATOR_TOKEN = randomBytes(32).toString('base64url');
+const LEASE_MS = 1500;
+const running: ServiceProcess[] = [];
+const dirs: string[] = [];
+
+afterEach(async () => {
+  await Promise.all(running.splice(0).map((p) => p.kill()));
+});
+afterAll(async () => {
+  await Promise.all(dirs.map((dir) => rm(dir, { recursive: true, force: true })));
+});
+
+async function dataDir(): Promise<string> {
+  const dir = await mkdtemp(path.join(tmpdir(), 'turn-crash-'));
+  dirs.push(dir);
+  return dir;
+}
+
+async function start(env: Record<string, string>): Promise<ServiceProcess> {
+  const service = await startService({
+    OPERATOR_TOKEN,
+    // Tokens name BASE_URL as their issuer: one deployment keeps it across restarts and
+    // processes, whatever port each process listens on.
+    BASE_URL: 'http://turns.example',
+    LEASE_MS: String(LEASE_MS),
+    TURN_SWEEP_MS: '200',
+    ...env,
+  });
+  running.push(service);
+  return service;
+}
+
+/** No step landed twice: idem keys are unique and every started turn ended once. */
+function expectNoDuplicateSteps(records: readonly TailRecord[]): void {
+  const idems = records.map((r) => r.envelope.idem).filter((idem) => idem !== null);
+  expect(new Set(idems).size).toBe(idems.length);
+  const started = records.filter((r) => r.envelope.kind.name === 'turn.started').length;
+  const ended = records.filter((r) => r.envelope.kind.name === 'turn.ended').length;
+  expect(ended).toBe(started);
+}
+
+describe('turns across kill -9', () => {
+  it('finishes a slow turn after the service is killed mid-inference and restarted', async () => {
+    const env = { DATA_DIR: await dataDir() };
+    const first = await start(env);
+    const client = new TurnClient(first.url, OPERATOR_TOKEN);
+    const { key } = await client.install();
+    const opened = await client.open(key);
+    await client.send(opened, '/slow 1500');
+    await client.until(opened, (records) => kinds(records).includes('turn.started'));
+    await first.kill();
+    running.splice(running.indexOf(first), 1);
+
+    const second = await start(env);
+    const again = new TurnClient(second.url, OPERATOR_TOKEN);
+    const records = await again.turnsEnded(opened, 1, LEASE_MS + 10_000);
+    expect(kinds(records)).toEqual([
+      'session.opened',
+      'message.submitted',
+      'turn.started',
+      'model.output',
+      'turn.ended',
+    ]);
+    expect(records.at(-1)?.body.reason).toBe('completed');
+    expectNoDuplicateSteps(records);
+  });
+
+  it('keeps a retry due at its original time across kill -9 during the backoff', async () => {
+    const env = { DATA_DIR: await dataDir() };
+    const first = await start(env);
+    const client = new TurnClient(first.url, OPERATOR_TOKEN);
+    const { key } = await client.install({ retry: { attempts: 3, backoff: '3s' } });
+    const opened = await client.open(key);
+    await client.send(opened, '/fail 1');
+    const failedLog = await client.until(opened, (records) =>
+      kinds(records).includes('inference.failed'),
+    );
+    const failed = failedLog.find((r) => r.envelope.kind.name === 'inference.failed');
+    expect(failed?.body.retry_in).toBe(3000);
+    await first.kill();
+    running.splice(running.indexOf(first), 1);
+
+    const second = await start(env);
+    const again = new TurnClient(second.url, OPERATOR_TOKEN);
+    const records = await again.turnsEnded(opened, 1, LEASE_MS + 15_000);
+    const output = records.find((r) => r.envelope.kind.name === 'model.output');
+    // Due at the failure's `at` + retry_in, not at the restart and not lost.
+    expect(output?.envelope.at ?? 0).toBeGreaterThanOrEqual((failed?.envelope.at ?? 0) + 3000);
+    expect(output?.envelope.at ?? 0).toBeLessThan(
+      (failed?.envelope.at ?? 0) + 3000 + LEASE_MS + 5000,
+    );
+    expect(kinds(records).filter((k) => k === 'inference.failed')).toHaveLength(1);
+    expectNoDuplicateSteps(records);
+  });
+
+  it('lets another process on shared stores finish the turn of a killed driver', async () => {
+    // One data folder for both: it holds the keys, so each verifies the other's tokens.
+    const shared = {
+      DATABASE_URL: TEST_DATABASE_URL,
+      REDIS_URL: TEST_REDIS_URL,
+      DATA_DIR: await dataDir(),
+    };
+    const driver = await start(shared);
+    const other = await start(shared);
+    const client = new TurnClient(driver.url, OPERATOR_TOKEN);
+    const { key } = await client.install();
+    const opened = await client.open(key);
+    await client.send(opened, '/slow 2000');
+    await client.until(opened, (records) => kinds(records).includes('turn.started'));
+    const killedAt = Date.now();
+    await driver.kill();
+    running.splice(running.indexOf(driver), 1);
+
+    const survivor = new TurnClient(other.url, OPERATOR_TOKEN);
+    const records = await survivor.turnsEnded(opened, 1, LEASE_MS + 2000 + 5000);
+    expect(Date.now() - killedAt).toBeLessThan(LEASE_MS + 2000 + 5000);
+    expect(records.at(-1)?.body.reason).toBe('completed');
+    expectNoDuplicateSteps(records);
+  });
+});
