@@ -118,7 +118,13 @@ export function buildServices(deps: ServicesDeps): Services {
       baseUrl,
       oauthStates: (endpoint) => oauth.forEndpoint(endpoint),
     },
-    turns: { endForArchive: (session) => turns.endForArchive(session) },
+    turns: {
+      opening: (session) => turns.opening(session),
+      endForArchive: (session) => turns.endForArchive(session),
+      archived: (session) => {
+        turns.archived(session);
+      },
+    },
   });
   const turns: TurnRuntime = new TurnRuntime({
     log: deps.logStore,

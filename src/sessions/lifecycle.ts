@@ -64,8 +64,15 @@ export interface LifecycleOptions {
   /** The HMAC key of session ids (`deriveSessionIdKey`). */
   readonly idKey: Buffer;
   readonly catalogs: CatalogCheckOptions;
-  /** Row 60: ends a session's turn in flight before it is archived (the turn runtime). */
-  readonly turns: { endForArchive(session: string): Promise<void> };
+  /** The turn runtime: what it owes a session opening and one being archived. */
+  readonly turns: {
+    /** Row 61: starts the idle archive's clock for a session about to open. */
+    opening(session: string): Promise<void>;
+    /** Row 60: ends a session's turn in flight before it is archived. */
+    endForArchive(session: string): Promise<void>;
+    /** Row 53: the session was archived; its last records are counted now. */
+    archived(session: string): void;
+  };
 }
 
 /** A record of the session itself, as the log store lands it. */
@@ -158,6 +165,9 @@ export class SessionLifecycle {
       catalogs: 'unchanged',
       opening,
     };
+    // Before it lands: a session that opens is always on the runtime's due index, so it is
+    // archived as idle even if no message ever comes and this process dies now.
+    await this.#options.turns.opening(id);
     settle(await this.#options.host.send(this.#actor, id, command), 'opened');
     const token = await this.#options.tokens.mint({
       session: id,
@@ -180,6 +190,7 @@ export class SessionLifecycle {
       },
     };
     settle(await this.#options.host.send(this.#actor, session.id, command), 'archived');
+    this.#options.turns.archived(session.id);
   }
 
   async #landOpened(opening: Opening): Promise<void> {

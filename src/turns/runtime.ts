@@ -96,6 +96,16 @@ export class TurnRuntime {
     await this.#options.work.markDue(session, this.#options.clock.now());
   }
 
+  /**
+   * Row 61: a session about to open is due when its idle archive would be, durably, so a
+   * session no one ever writes to is archived too. (A session that never opens is found
+   * gone by its driver, which drops the entry.)
+   */
+  async opening(session: string): Promise<void> {
+    const { work, clock, idleArchiveMs } = this.#options;
+    await work.markDue(session, clock.now() + idleArchiveMs);
+  }
+
   /** Starts a driver for `session` here unless one runs here already. */
   kick(session: string): void {
     if (this.#closing.signal.aborted || this.#drivers.has(session)) return;
@@ -129,9 +139,13 @@ export class TurnRuntime {
    * Row 60: ends the turn in flight of a session being archived with `turn.ended
    * archived`, before the archive lands `session.archived`. Under the turn's `end` key, so
    * a driver ending the same turn meanwhile lands one `turn.ended` between them; after it
-   * the chart starts no turn (`closing`) until `session.archived` lands.
+   * the chart starts no turn (`closing`) until `session.archived` lands. The session is
+   * marked due first, so the checkpoint its archive owes (row 53) is never lost; the
+   * lifecycle kicks its driver once the archive landed.
    */
   async endForArchive(session: string): Promise<void> {
+    // Due now, durably, before the archive lands: its final usage checkpoint is owed.
+    await this.mark(session);
     const state = await this.state(session);
     const turn = state?.context.turn ?? null;
     if (state === null || turn === null || state.phase === 'ended') return;
@@ -145,6 +159,11 @@ export class TurnRuntime {
         error: null,
       }),
     );
+  }
+
+  /** Row 53: the session's archive landed; its driver counts the last records now. */
+  archived(session: string): void {
+    this.kick(session);
   }
 
   /** Drivers running in this process now. */

@@ -218,9 +218,21 @@ export class TurnClient {
   }
 
   /** `GET /usage` for today (UTC) as the owner. */
-  async usage(owner: Owner): Promise<Record<string, unknown>[]> {
-    const day = new Date().toISOString().slice(0, 10);
+  /** `GET /usage` for one UTC day (today by default). */
+  async usage(
+    owner: Owner,
+    day = new Date().toISOString().slice(0, 10),
+  ): Promise<Record<string, unknown>[]> {
     return (await this.#ok(200, 'GET', `/usage?from=${day}&to=${day}`, owner.token)) as never;
+  }
+
+  /** The owner signed in again (a fresh console token for the same user and tenant). */
+  async signIn(owner: Owner): Promise<Owner> {
+    const { token } = (await this.#ok(200, 'POST', '/console/token', this.#operator, {
+      user: owner.user,
+      tenant: owner.tenant,
+    })) as { token: string };
+    return { ...owner, token };
   }
 }
 
