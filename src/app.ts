@@ -17,6 +17,7 @@ import { usageRoutes } from './http/console/usage.ts';
 import { connectionRoutes } from './http/connections/connections.ts';
 import { healthRoutes } from './http/health.ts';
 import { installJsonBody } from './http/json-body.ts';
+import { jwksRoutes } from './http/jwks.ts';
 import { installRateLimit } from './http/rate-limit.ts';
 import { sessionRoutes } from './http/sessions/routes.ts';
 import { openApiRoute, registerOpenApi } from './http/openapi.ts';
@@ -114,6 +115,7 @@ export async function createApp(
   // takes its ports from `deps` and its services from `services`.
   const wired = { ...deps, ...services };
   healthRoutes(app, { log: deps.logStore, control: deps.controlStore });
+  jwksRoutes(app, deps);
   consoleTokenRoutes(app, wired);
   consoleTenantRoutes(app, deps);
   secretRoutes(app, deps);

@@ -54,6 +54,14 @@ export class TokenService {
     this.#clock = clock;
   }
 
+  /**
+   * The key tokens are signed with. Gates (`src/gate/gate.ts`) are signed with it too,
+   * under the same `kid`, and GET /.well-known/jwks.json publishes its public half.
+   */
+  get signingKey(): SigningKey {
+    return this.#key;
+  }
+
   /** Mints a token for `aud` that lives `ttlMs` from now. */
   async mint(aud: Audience, claims: TokenClaims, ttlMs: number): Promise<MintedToken> {
     const now = this.#clock.now();
