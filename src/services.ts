@@ -30,6 +30,7 @@ import type { WorkStore } from './storage/work-store.ts';
 import type { InferenceProvider } from './inference/provider.ts';
 import { SimulatedProvider } from './inference/simulated.ts';
 import { TurnRuntime } from './turns/runtime.ts';
+import { signGate } from './gate/gate.ts';
 
 /** What the services are built from: the ports and the configuration they read. */
 export interface ServicesDeps {
@@ -137,6 +138,7 @@ export function buildServices(deps: ServicesDeps): Services {
     providers: deps.providers ?? { simulated: new SimulatedProvider() },
     ...deps.turns,
     archiveIdle: (session) => lifecycle.archive(session, { by: 'idle' }),
+    signGate: (claims) => signGate(deps.tokens.signingKey, claims, clock.now()),
   });
   const effects = {
     control: controlStore,

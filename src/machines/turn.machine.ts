@@ -18,6 +18,7 @@ import {
   initialTurnContext,
   type ModelUsage,
   type Owed,
+  type PendingCall,
   type TurnContext,
   type TurnEndReason,
   type TurnEvent,
@@ -38,6 +39,26 @@ function addUsage(
     ...tally,
     [model]: { input: before.input + usage.input, output: before.output + usage.output },
   };
+}
+
+/** Not answered yet: undecided, or allowed and not completed. */
+const unanswered = (call: PendingCall): boolean =>
+  call.state === 'open' || call.state === 'allowed';
+
+/**
+ * The call of the round `event` answers, if any: a denial names an undecided call of the
+ * turn; a completion names, by its cause, an allowed call not completed yet.
+ */
+function answeredCall(context: TurnContext, event: TurnEvent): PendingCall | undefined {
+  if (event.type === 'invoke.denied') {
+    if (event.turn !== context.turn) return undefined;
+    return context.calls.find((c) => c.call === event.call && c.state === 'open');
+  }
+  if (event.type === 'invoke.completed') {
+    if (event.cause === null) return undefined;
+    return context.calls.find((c) => c.cause === event.cause && c.state === 'allowed');
+  }
+  return undefined;
 }
 
 /** The debt of a turn that ends now for `reason`. */
@@ -86,7 +107,14 @@ const turn = setup({
         failed: 0,
         retryAt: null,
         cause: e.calls.length > 0 ? e.cursor : null,
-        calls: e.calls.map((c) => ({ call: c.call, tool: c.tool, state: 'open' as const })),
+        calls: e.calls.map((c) => ({
+          call: c.call,
+          tool: c.tool,
+          state: 'open' as const,
+          cause: null,
+          target: null,
+          deadline: null,
+        })),
       };
     }),
     /** Row 50: a failed attempt; the next one is due `retry_in` after it landed. */
@@ -123,16 +151,28 @@ const turn = setup({
         usage: addUsage(context.usage, e.model, e.usage),
       };
     }),
-    /** A call of the round is answered (denied or completed). */
-    answerCall: assign(({ context, event }) => {
-      const call =
-        event.type === 'invoke.denied' || event.type === 'invoke.completed' ? event.call : null;
-      const state = event.type === 'invoke.denied' ? ('denied' as const) : ('completed' as const);
+    /** The authorizer allowed a call: it is out at its target until its deadline. */
+    allowCall: assign(({ context, event }) => {
+      const e = event as Ev<'invoke.allowed'>;
       return {
         calls: context.calls.map((c) =>
-          c.call === call && c.state === 'open' ? { ...c, state } : c,
+          c.call === e.call && c.state === 'open'
+            ? {
+                ...c,
+                state: 'allowed' as const,
+                cause: e.cursor,
+                target: e.target,
+                deadline: e.at + e.timeout,
+              }
+            : c,
         ),
       };
+    }),
+    /** A call of the round is answered (denied, or its completion landed). */
+    answerCall: assign(({ context, event }) => {
+      const answered = answeredCall(context, event);
+      const state = event.type === 'invoke.denied' ? ('denied' as const) : ('completed' as const);
+      return { calls: context.calls.map((c) => (c === answered ? { ...c, state } : c)) };
     }),
     /** Every call answered: the next round asks the model again. */
     nextRound: assign(({ context }) => ({
@@ -176,18 +216,18 @@ const turn = setup({
     retriesSpent: ({ event }) => event.type === 'inference.failed' && event.retryIn === null,
     isCompactionAnswer: ({ context, event }) =>
       event.type === 'compaction.completed' && event.requested === context.compaction,
-    /** After this answer no call of the round is open. */
+    /** After this answer no call of the round is unanswered. */
     lastCallAnswered: ({ context, event }) => {
-      const call =
-        event.type === 'invoke.denied' || event.type === 'invoke.completed' ? event.call : null;
-      const open = context.calls.filter((c) => c.state === 'open');
-      return open.length === 1 && open[0]?.call === call;
+      const answered = answeredCall(context, event);
+      return answered !== undefined && context.calls.every((c) => c === answered || !unanswered(c));
     },
-    isPendingCall: ({ context, event }) => {
-      const call =
-        event.type === 'invoke.denied' || event.type === 'invoke.completed' ? event.call : null;
-      return context.calls.some((c) => c.call === call && c.state === 'open');
-    },
+    /** The record answers a call of the round not answered yet. */
+    isPendingCall: ({ context, event }) => answeredCall(context, event) !== undefined,
+    /** invoke.allowed of an undecided call of the round. */
+    isOpenCall: ({ context, event }) =>
+      event.type === 'invoke.allowed' &&
+      event.turn === context.turn &&
+      context.calls.some((c) => c.call === event.call && c.state === 'open'),
     roundsSpent: ({ context }) => context.round >= context.rounds,
     hasQueue: ({ context }) => context.queue.length > 0,
     owesEnd: ({ context }) => context.owed.some((o) => o.kind === 'turn.ended'),
@@ -229,6 +269,7 @@ const common = {
   ],
   'model.output': { actions: 'advance', description: 'a stale output changes nothing' },
   'inference.failed': { actions: 'advance' },
+  'invoke.allowed': { actions: 'advance' },
   'invoke.denied': { actions: 'advance' },
   'invoke.completed': { actions: 'advance' },
   'compaction.requested': { actions: 'advance' },
@@ -358,6 +399,14 @@ export const turnMachine = turn.createMachine({
       description: 'The calls of the round are out (part C).',
       on: {
         ...common,
+        'invoke.allowed': [
+          {
+            guard: 'isOpenCall',
+            actions: ['advance', 'allowCall'],
+            description: 'the authorizer allowed a call: out at its target until its deadline',
+          },
+          { actions: 'advance' },
+        ],
         'invoke.denied': [
           {
             guard: and(['isPendingCall', 'lastCallAnswered', 'roundsSpent']),

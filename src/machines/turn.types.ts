@@ -24,8 +24,17 @@ export type ModelUsage = Readonly<
 export interface PendingCall {
   readonly call: string;
   readonly tool: string;
-  /** `open` until an invoke.denied or invoke.completed answers it. */
-  readonly state: 'open' | 'denied' | 'completed';
+  /**
+   * `open` until the authorizer decides it: `denied` answers it, `allowed` sends it to its
+   * target, whose invoke.completed answers it (`completed`).
+   */
+  readonly state: 'open' | 'allowed' | 'denied' | 'completed';
+  /** The cursor of its invoke.allowed (the `cause` of claims and the completion), once allowed. */
+  readonly cause: number | null;
+  /** `executor:<n>` or `connection:<c>`, once allowed. */
+  readonly target: string | null;
+  /** Row 58: when the service completes it as timed out (`at` of invoke.allowed + `timeout`). */
+  readonly deadline: number | null;
 }
 
 /**
@@ -139,8 +148,17 @@ export type TurnEvent =
       readonly retryIn: number | null;
       readonly error: string;
     })
+  | (Landed & {
+      readonly type: 'invoke.allowed';
+      readonly turn: number;
+      readonly call: string;
+      readonly target: string;
+      /** The call's deadline span in ms (part B `timeout`). */
+      readonly timeout: number;
+    })
   | (Landed & { readonly type: 'invoke.denied'; readonly turn: number; readonly call: string })
-  | (Landed & { readonly type: 'invoke.completed'; readonly call: string | null })
+  /** `cause` from its idem `call:<cause>`: the invoke.allowed it completes. */
+  | (Landed & { readonly type: 'invoke.completed'; readonly cause: number | null })
   | (Landed & {
       readonly type: 'compaction.requested';
       readonly turn: number;

@@ -30,7 +30,11 @@ function liveOf(state: SessionState): LiveStatus {
     since: context.since,
     prompt_tokens: context.promptTokens,
     // Calls allowed and awaiting their completion; denied calls are answered already.
-    pending: [],
+    pending: context.calls.flatMap((c) =>
+      c.state === 'allowed' && c.cause !== null
+        ? [{ cursor: c.cause, call: c.call, tool: c.tool }]
+        : [],
+    ),
   };
 }
 

@@ -17,13 +17,23 @@
  * once, whichever way it comes first.
  */
 import type { Clock } from '../clock.ts';
+import type { GateClaims } from '../gate/gate.ts';
 import type { InferenceProvider } from '../inference/provider.ts';
+import type { Authorizer } from '../policy/authorizer.ts';
 import type { InferenceValue } from '../resources/types.ts';
 import type { LogStore } from '../storage/log-store.ts';
 import type { WorkStore } from '../storage/work-store.ts';
 import { plan, type Step } from './plan.ts';
 import type { SessionState } from './session-state.ts';
-import { deny, infer, landOwed, requestCompaction, summarize, type StepContext } from './steps.ts';
+import {
+  authorize,
+  expire,
+  infer,
+  landOwed,
+  requestCompaction,
+  summarize,
+  type StepContext,
+} from './steps.ts';
 import { checkpointDue, checkpointOnce, type CheckpointTarget } from './usage.ts';
 
 export interface DriverDeps {
@@ -34,6 +44,8 @@ export interface DriverDeps {
   readonly idleArchiveMs: number;
   /** Row 61: archives the session as idle (through the session actor). */
   archiveIdle(): Promise<void>;
+  /** Signs the gate of an allowed call. */
+  signGate(claims: GateClaims): Promise<string>;
 }
 
 export interface DriverSession {
@@ -42,6 +54,7 @@ export interface DriverSession {
   readonly tenantKey: Buffer;
   readonly option: InferenceValue;
   readonly provider: InferenceProvider;
+  readonly authorizer: Authorizer;
 }
 
 /** Drives one session until it rests; answers the due-entry stamp it settled last. */
@@ -65,6 +78,9 @@ export class SessionDriver {
       provider: session.provider,
       tenantKey: session.tenantKey,
       signal,
+      authorizer: session.authorizer,
+      signGate: (claims) => deps.signGate(claims),
+      clock: deps.clock,
     };
     this.#usage = {
       log: deps.log,
@@ -161,8 +177,10 @@ export class SessionDriver {
       }
       case 'summarize':
         return summarize(ctx, step.requested);
-      case 'deny':
-        return deny(ctx, step.call, step.tool);
+      case 'authorize':
+        return authorize(ctx, step.call, step.tool);
+      case 'expire':
+        return expire(ctx, step.cause);
       case 'archive':
         await this.#deps.archiveIdle();
         await this.#session.state.catchUp(this.#deps.log);

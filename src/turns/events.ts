@@ -5,9 +5,9 @@
  * service's own by construction), so this reads them without re-validating; a body that
  * lacks a field the chart needs reads as `record.other` and only moves the head.
  *
- * `invoke.completed` names its call through its idem `call:<cause>` (row 8), where the
- * cause is the `invoke.allowed` it answers; the reader remembers the call of each
- * `invoke.allowed` it has seen so a completion can name it.
+ * `invoke.completed` names the call it answers by its idem `call:<cause>` (row 8), where
+ * the cause is the cursor of the `invoke.allowed` it completes; the machine knows which
+ * call each allowed cursor is.
  */
 import type { TurnEvent } from '../machines/turn.types.ts';
 import { RECORD_KIND_VERSION } from '../schemas/record-kinds.ts';
@@ -27,9 +27,6 @@ export function causeOfIdem(idem: string | null): number | null {
 
 /** Reads a session's records, in cursor order, as turn-machine events. */
 export class RecordReader {
-  /** The call of each `invoke.allowed` seen, by its cursor. */
-  readonly #calls = new Map<number, string>();
-
   /** The event of `record`, with its body parsed once. */
   read(record: StoredRecord): { readonly event: TurnEvent; readonly body: Body } {
     const { envelope } = record;
@@ -104,21 +101,16 @@ export class RecordReader {
             };
       case 'invoke.allowed': {
         const call = str(body.call);
-        if (call !== null) this.#calls.set(landed.cursor, call);
-        return null;
+        const target = str(body.target);
+        if (turn === null || call === null || target === null) return null;
+        return { ...landed, type: name, turn, call, target, timeout: num(body.timeout) ?? 60_000 };
       }
       case 'invoke.denied': {
         const call = str(body.call);
         return turn === null || call === null ? null : { ...landed, type: name, turn, call };
       }
-      case 'invoke.completed': {
-        const cause = causeOfIdem(idem);
-        return {
-          ...landed,
-          type: name,
-          call: cause === null ? null : (this.#calls.get(cause) ?? null),
-        };
-      }
+      case 'invoke.completed':
+        return { ...landed, type: name, cause: causeOfIdem(idem) };
       case 'compaction.requested':
         return turn === null
           ? null

@@ -6,9 +6,10 @@
  * Order of precedence: a usage checkpoint that is due (row 53), then what the chart owes
  * (`turn.started`, `turn.ended`), then the phase's own work: ask the model (after the
  * retry's backoff, and after compacting when the prompt reached `compact_at`, §6.3),
- * summarise, answer the calls of the round; an idle session rests until its next due time
- * (the idle archive, row 61, or the next checkpoint), and an archived one stops once its
- * records are counted.
+ * summarise, decide the calls of the round in order and complete those past their deadline
+ * (row 58), resting until the first deadline while the others are out; an idle session
+ * rests until its next due time (the idle archive, row 61, or the next checkpoint), and an
+ * archived one stops once its records are counted.
  */
 import type { Owed, TurnContext, TurnPhase } from '../machines/turn.types.ts';
 
@@ -36,7 +37,8 @@ export type Step =
   | { readonly type: 'compact'; readonly through: number }
   | { readonly type: 'infer' }
   | { readonly type: 'summarize'; readonly requested: number }
-  | { readonly type: 'deny'; readonly call: string; readonly tool: string }
+  | { readonly type: 'authorize'; readonly call: string; readonly tool: string }
+  | { readonly type: 'expire'; readonly cause: number }
   | { readonly type: 'archive' }
   | { readonly type: 'rest'; readonly until: number | null };
 
@@ -60,11 +62,18 @@ export function plan(input: PlanInput): Step {
     case 'compacting':
       return { type: 'summarize', requested: context.compaction ?? 0 };
     case 'awaiting_tools': {
+      // The calls are decided in the order the model made them.
       const open = context.calls.find((call) => call.state === 'open');
-      // Every call answered moves the chart on; an empty round cannot stay here.
-      return open === undefined
-        ? { type: 'rest', until: null }
-        : { type: 'deny', call: open.call, tool: open.tool };
+      if (open !== undefined) return { type: 'authorize', call: open.call, tool: open.tool };
+      // Row 58: a call not completed by its deadline is completed as timed out.
+      const out = context.calls.filter((call) => call.state === 'allowed');
+      const expired = out.find((call) => call.deadline !== null && call.deadline <= now);
+      if (expired?.cause != null) return { type: 'expire', cause: expired.cause };
+      // Completions wake the driver (they mark the session due); else the first deadline
+      // or the next checkpoint, whichever comes first.
+      const times = out.flatMap((call) => (call.deadline === null ? [] : [call.deadline]));
+      if (input.checkpointAt !== null) times.push(input.checkpointAt);
+      return { type: 'rest', until: times.length === 0 ? null : Math.min(...times) };
     }
     case 'idle': {
       // Row 60: an archive that ended the turn and did not land session.archived is finished.

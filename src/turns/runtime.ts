@@ -27,7 +27,9 @@ import { tenantSealKey } from '../sessions/sealing.ts';
 import type { ControlStore } from '../storage/control-store.ts';
 import type { LogStore } from '../storage/log-store.ts';
 import type { WorkStore } from '../storage/work-store.ts';
+import type { GateClaims } from '../gate/gate.ts';
 import { SessionDriver } from './driver.ts';
+import { sessionAuthorizer } from './tools.ts';
 import { PRODUCERS, serviceRecord, stepKey } from './records.ts';
 import { SessionState } from './session-state.ts';
 import { land } from './steps.ts';
@@ -52,10 +54,16 @@ export interface TurnRuntimeOptions {
   readonly idleArchiveMs: number;
   /** Row 61: archives a session as idle. */
   archiveIdle(session: SessionValue): Promise<void>;
+  /** Signs the gate of an allowed call with the service's key (part B). */
+  signGate(claims: GateClaims): Promise<string>;
 }
 
 /** Kinds a client lands that give a session's driver work: the append marks it due. */
-const DRIVING_KINDS: ReadonlySet<string> = new Set(['message.submitted', 'turn.cancel']);
+const DRIVING_KINDS: ReadonlySet<string> = new Set([
+  'message.submitted',
+  'turn.cancel',
+  'invoke.completed',
+]);
 
 /** Whether a batch of these kinds gives the session's driver work (see `mark`). */
 export function drivesTurns(kinds: Iterable<{ readonly name: string }>): boolean {
@@ -239,6 +247,16 @@ export class TurnRuntime {
       );
       return this.#park(session, this.#options.clock.now() + UNUSABLE_RETRY_MS);
     }
+    await state.catchUp(this.#options.log);
+    const tenantKey = tenantSealKey(this.#options.sealKey, row.value.tenant);
+    const authorizer =
+      pinned === null
+        ? null
+        : await sessionAuthorizer(control, row.value.tenant, pinned, state.context.executor);
+    if (authorizer === null) {
+      this.#options.logger.warn({ session }, 'the session has no pinned configuration');
+      return this.#park(session, null);
+    }
     const driver = new SessionDriver(
       {
         log: this.#options.log,
@@ -246,13 +264,15 @@ export class TurnRuntime {
         clock: this.#options.clock,
         idleArchiveMs: this.#options.idleArchiveMs,
         archiveIdle: () => this.#options.archiveIdle(row.value),
+        signGate: (claims) => this.#options.signGate(claims),
       },
       {
         state,
         tenant: row.value.tenant,
-        tenantKey: tenantSealKey(this.#options.sealKey, row.value.tenant),
+        tenantKey,
         option: option.value,
         provider,
+        authorizer,
       },
       signal,
     );

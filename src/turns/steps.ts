@@ -16,7 +16,11 @@ import {
 import type { Owed } from '../machines/turn.types.ts';
 import type { InferenceValue } from '../resources/types.ts';
 import { parseDuration } from '../schemas/duration.ts';
-import { sealLayer } from '../sessions/sealing.ts';
+import { isStoredLayer, openLayer, sealLayer } from '../sessions/sealing.ts';
+import { completionIdem } from '../sessions/write-filter.ts';
+import type { Authorizer } from '../policy/authorizer.ts';
+import { gateClaims, type GateClaims } from '../gate/gate.ts';
+import type { Clock } from '../clock.ts';
 import type { LogStore, PendingRecord } from '../storage/log-store.ts';
 import { retryDelay } from './plan.ts';
 import { keyedBatch, PRODUCERS, serviceRecord, stepKey } from './records.ts';
@@ -32,6 +36,11 @@ export interface StepContext {
   readonly tenantKey: Buffer;
   /** Aborted when the driver stops (lease lost, shutdown). */
   readonly signal: AbortSignal;
+  /** Decides the calls of the session (its pinned surface and the tenant's policies). */
+  readonly authorizer: Authorizer;
+  /** Signs the gate of an allowed call (part B). */
+  readonly signGate: (claims: GateClaims) => Promise<string>;
+  readonly clock: Clock;
 }
 
 /** Lands `record` under its key, then catches the state up with the log. */
@@ -192,22 +201,82 @@ export async function summarize(ctx: StepContext, requested: number): Promise<vo
   await land(ctx, serviceRecord('compaction.completed', PRODUCERS.compactor, key, body));
 }
 
+/** The plain arguments of call `call` of the model.output at `cause` (part D: opened). */
+async function argsOf(ctx: StepContext, cause: number, call: string): Promise<unknown> {
+  const [record] = await ctx.log.read(ctx.state.session, { from: cause, limit: 1 });
+  const body = JSON.parse(record?.body ?? '{}') as {
+    tool_calls?: { id?: unknown; args?: unknown }[];
+  };
+  const stored = body.tool_calls?.find((c) => c.id === call)?.args;
+  if (!isStoredLayer(stored)) return stored ?? {};
+  const opened = openLayer(stored, ctx.tenantKey);
+  if (!opened.ok) throw new Error(`the arguments of call ${call} do not open: ${opened.error}`);
+  return opened.value;
+}
+
 /**
- * Answers a call of the round with `invoke.denied`. The authorizer and executors are not
- * wired yet, so no call can be performed: a tool the session lists is `no_executor`
- * (row 90), any other `unknown_tool`; the model sees the denial as an error result.
+ * Decides call `call` of the round (issue "Tool calls" item 1): `invoke.allowed` addressed
+ * to its target, with the sealed arguments, the evidence, its deadline span, result limit
+ * and the service's gate; or `invoke.denied` with the reason, the deciding item and the
+ * evidence, which the model sees as an error result.
  */
-export function deny(ctx: StepContext, call: string, tool: string): Promise<void> {
-  const { turn, round } = ctx.state.context;
-  const known = ctx.state.basics.tools.includes(tool);
-  const body = {
-    turn: turn ?? 0,
+export async function authorize(ctx: StepContext, call: string, tool: string): Promise<void> {
+  const { turn, round, cause } = ctx.state.context;
+  if (turn === null || cause === null) return;
+  const args = await argsOf(ctx, cause, call);
+  const decision = ctx.authorizer.decide(tool, args);
+  const key = stepKey.answer(turn, round, call);
+  if (!decision.allowed) {
+    const body = {
+      turn,
+      call,
+      tool,
+      reason: decision.reason,
+      item: decision.item,
+      evidence: decision.evidence,
+    };
+    return land(ctx, serviceRecord('invoke.denied', PRODUCERS.authorizer, key, body));
+  }
+  const gate = await ctx.signGate(
+    gateClaims({
+      sid: ctx.state.session,
+      cause,
+      call,
+      tool,
+      args,
+      policy: ctx.authorizer.plan.digest,
+      items: decision.matched,
+    }),
+  );
+  const plain = {
+    turn,
+    cause,
     call,
     tool,
-    reason: known ? 'no_executor' : 'unknown_tool',
-    item: null,
-    evidence: {},
+    target: decision.target,
+    args,
+    evidence: decision.evidence,
+    timeout: decision.tool.timeoutMs,
+    result_limit: decision.tool.resultLimit,
+    gate,
   };
-  const key = stepKey.answer(turn ?? 0, round, call);
-  return land(ctx, serviceRecord('invoke.denied', PRODUCERS.authorizer, key, body));
+  const record = {
+    ...serviceRecord('invoke.allowed', PRODUCERS.authorizer, key, {
+      ...plain,
+      args: sealLayer(args, ctx.tenantKey),
+    }),
+    to: decision.target,
+  };
+  // The gate's `iat` differs on a rerun: the fingerprint leaves it out, so a rerun replays.
+  await land(ctx, record, { ...plain, gate: null });
+}
+
+/**
+ * Row 58: completes an allowed call its deadline passed with `invoke.completed {ok: false,
+ * error: timeout}`, in the call's one completion slot `call:<cause>`: whichever of this and
+ * the executor's completion lands first stands, and the other is refused (409).
+ */
+export function expire(ctx: StepContext, cause: number): Promise<void> {
+  const body = { ok: false, result: null, error: 'timeout', truncated: false };
+  return land(ctx, serviceRecord('invoke.completed', PRODUCERS.turn, completionIdem(cause), body));
 }

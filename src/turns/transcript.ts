@@ -13,9 +13,46 @@
  */
 import type { PromptItem, ToolCall } from '../inference/provider.ts';
 import type { TurnEvent } from '../machines/turn.types.ts';
+import { VENDOR_BOUNDS } from '../schemas/vendor.ts';
 import { isStoredLayer, openLayer } from '../sessions/sealing.ts';
 
 type Body = Record<string, unknown>;
+
+/** What a completion needs of the call it answers, by the cursor of its invoke.allowed. */
+interface OutCall {
+  readonly call: string;
+  readonly tool: string;
+  /** Row 17: bytes of the result the model sees. */
+  readonly resultLimit: number;
+}
+
+/** Row 17: the default result_limit (64 KiB). */
+const DEFAULT_RESULT_LIMIT = VENDOR_BOUNDS.defaultResultLimit;
+
+/** The text of an MCP CallToolResult as the model reads it: its text parts, others as JSON. */
+function resultText(result: unknown): string {
+  const content = (result as { content?: unknown } | null)?.content;
+  if (!Array.isArray(content))
+    return result === null || result === undefined ? '' : JSON.stringify(result);
+  return content
+    .map((part: unknown) => {
+      const item = part as { type?: unknown; text?: unknown };
+      return item.type === 'text' && typeof item.text === 'string'
+        ? item.text
+        : JSON.stringify(part);
+    })
+    .join('\n');
+}
+
+/** `text` cut to at most `limit` UTF-8 bytes, never inside a character. */
+function cutToBytes(text: string, limit: number): { readonly text: string; readonly cut: boolean } {
+  const bytes = Buffer.from(text, 'utf8');
+  if (bytes.length <= limit) return { text, cut: false };
+  let end = limit;
+  // Back off continuation bytes (10xxxxxx) so the cut falls between characters.
+  while (end > 0 && ((bytes[end] ?? 0) & 0xc0) === 0x80) end -= 1;
+  return { text: bytes.subarray(0, end).toString('utf8'), cut: true };
+}
 
 interface Entry {
   /** The cursor of the record that added the item. */
@@ -32,6 +69,8 @@ export class Transcript {
   #summary: string | null = null;
   /** The turn in flight, whose outputs and call results enter the prompt. */
   #turn: number | null = null;
+  /** The turn's allowed calls, by the cursor of their invoke.allowed. */
+  readonly #out = new Map<number, OutCall>();
 
   constructor(tenantKey: Buffer) {
     this.#tenantKey = tenantKey;
@@ -59,6 +98,36 @@ export class Transcript {
           toolCalls: this.#calls(body.tool_calls),
         });
         return;
+      case 'invoke.allowed':
+        if (event.turn !== this.#turn) return;
+        this.#out.set(event.cursor, {
+          call: event.call,
+          tool: typeof body.tool === 'string' ? body.tool : '',
+          resultLimit:
+            typeof body.result_limit === 'number' ? body.result_limit : DEFAULT_RESULT_LIMIT,
+        });
+        return;
+      case 'invoke.completed': {
+        const out = event.cause === null ? undefined : this.#out.get(event.cause);
+        if (out === undefined || event.cause === null) return;
+        this.#out.delete(event.cause);
+        const ok = body.ok === true;
+        const result = resultText(this.#open(body.result));
+        const error = typeof body.error === 'string' ? body.error : null;
+        const full = ok
+          ? result
+          : [`error: ${error ?? 'failed'}`, result].filter(Boolean).join('\n');
+        // Row 17: the model sees at most result_limit bytes, and is told when it was cut.
+        const { text, cut } = cutToBytes(full, out.resultLimit);
+        this.#add(event.cursor, {
+          role: 'tool',
+          call: out.call,
+          tool: out.tool,
+          ok,
+          content: cut || body.truncated === true ? `${text}\n[truncated]` : text,
+        });
+        return;
+      }
       case 'invoke.denied':
         if (event.turn !== this.#turn) return;
         this.#add(event.cursor, {
@@ -74,7 +143,10 @@ export class Transcript {
         this.#entries = this.#entries.filter((entry) => entry.added > event.through);
         return;
       case 'turn.ended':
-        if (event.turn === this.#turn) this.#turn = null;
+        if (event.turn === this.#turn) {
+          this.#turn = null;
+          this.#out.clear();
+        }
         return;
       default:
         return;

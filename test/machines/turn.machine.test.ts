@@ -35,7 +35,13 @@ describe('turn machine (decisions part C)', () => {
           expect(
             c.owed.map((o) => (o.kind === 'turn.started' ? 'start' : `end:${o.reason}`)),
           ).toEqual(m.owed);
-          expect(c.calls.filter((x) => x.state === 'open').map((x) => x.call)).toEqual(m.open);
+          const unanswered = c.calls.filter((x) => x.state === 'open' || x.state === 'allowed');
+          expect(unanswered.map((x) => x.call)).toEqual(m.open);
+          expect(
+            Object.fromEntries(
+              c.calls.filter((x) => x.state === 'allowed').map((x) => [x.call, x.cause]),
+            ),
+          ).toEqual(m.allowed);
           expect(c.compaction).toBe(m.compaction);
           expect(c.closing).toBe(m.closing);
           expect(c.queue.length).toBe(m.queue.length);
@@ -57,6 +63,7 @@ describe('turn machine (decisions part C)', () => {
                 { a: 'failed', spent: false },
                 { a: 'output', calls: 2, stale: false },
                 { a: 'answer', completed: false, stale: false },
+                { a: 'allow' },
                 { a: 'answer', completed: true, stale: false },
                 { a: 'output', calls: 0, stale: false },
                 { a: 'message' },

@@ -17,7 +17,10 @@ export interface Model {
   readonly queue: readonly number[];
   /** Owed records: `start` or `end:<reason>`. */
   readonly owed: readonly string[];
+  /** Calls of the round not answered yet (undecided or allowed). */
   readonly open: readonly string[];
+  /** Allowed calls not completed yet: call → the cursor of its invoke.allowed. */
+  readonly allowed: Readonly<Record<string, number>>;
   readonly compaction: number | null;
   readonly closing: boolean;
 }
@@ -30,6 +33,7 @@ export const initialModel: Model = {
   queue: [],
   owed: [],
   open: [],
+  allowed: {},
   compaction: null,
   closing: false,
 };
@@ -88,6 +92,7 @@ function shared(p: string): Row {
               turn: null,
               round: 0,
               open: [],
+              allowed: {},
               compaction: null,
               owed: m.owed.filter((x) => !x.startsWith('end:')),
               closing: e.reason === 'archived',
@@ -97,6 +102,7 @@ function shared(p: string): Row {
     'session.archived': (m) => stay(`${p}.archived`, { ...m, phase: 'ended', owed: [], queue: [] }),
     'model.output': (m) => stay(`${p}.output.stale`, m),
     'inference.failed': (m) => stay(`${p}.failed.stale`, m),
+    'invoke.allowed': (m) => stay(`${p}.allowed.stale`, m),
     'invoke.denied': (m) => stay(`${p}.denied.stale`, m),
     'invoke.completed': (m) => stay(`${p}.completed.stale`, m),
     'compaction.requested': (m) => stay(`${p}.compaction.stale`, m),
@@ -109,17 +115,22 @@ function shared(p: string): Row {
 function answer(m: Model, call: string | null): Outcome {
   if (call === null || !m.open.includes(call)) return stay('awaiting.answer.stale', m);
   const open = m.open.filter((c) => c !== call);
-  if (open.length > 0) return stay('awaiting.answer.one', { ...m, open });
+  const allowed = Object.fromEntries(Object.entries(m.allowed).filter(([c]) => c !== call));
+  if (open.length > 0) return stay('awaiting.answer.one', { ...m, open, allowed });
   if (m.round >= m.rounds)
     return {
       rule: 'awaiting.answer.rounds_spent',
-      next: toIdle({ ...m, open }, 'rounds_exhausted'),
+      next: toIdle({ ...m, open, allowed }, 'rounds_exhausted'),
     };
   return {
     rule: 'awaiting.answer.next_round',
-    next: { ...m, open, phase: 'inferring', round: m.round + 1 },
+    next: { ...m, open, allowed, phase: 'inferring', round: m.round + 1 },
   };
 }
+
+/** The allowed call a completion's cause names, if it is still out. */
+const callOfCause = (m: Model, cause: number | null): string | null =>
+  Object.entries(m.allowed).find(([, c]) => c === cause)?.[0] ?? null;
 
 const idle: Row = {
   ...shared('idle'),
@@ -135,6 +146,7 @@ const idle: Row = {
           turn: null,
           round: 0,
           open: [],
+          allowed: {},
           compaction: null,
           owed: m.owed.filter((x) => !x.startsWith('end:')),
           closing: e.reason === 'archived',
@@ -151,6 +163,7 @@ const inferring: Row = {
         ...m,
         phase: 'awaiting_tools',
         open: e.calls.map((c) => c.call),
+        allowed: {},
       });
     }
     return { rule: 'inferring.output.final', next: toIdle(m, 'completed') };
@@ -176,8 +189,15 @@ const compacting: Row = {
 
 const awaiting: Row = {
   ...shared('awaiting'),
-  'invoke.denied': (m, e) => answer(m, e.call),
-  'invoke.completed': (m, e) => answer(m, e.call),
+  'invoke.allowed': (m, e) =>
+    e.turn === m.turn && m.open.includes(e.call) && !(e.call in m.allowed)
+      ? stay('awaiting.allowed', { ...m, allowed: { ...m.allowed, [e.call]: e.cursor } })
+      : stay('awaiting.allowed.stale', m),
+  'invoke.denied': (m, e) =>
+    e.turn === m.turn && !(e.call in m.allowed)
+      ? answer(m, e.call)
+      : stay('awaiting.answer.stale', m),
+  'invoke.completed': (m, e) => answer(m, callOfCause(m, e.cause)),
 };
 
 const ended: Row = Object.fromEntries(
@@ -215,6 +235,7 @@ export const RULES: readonly string[] = [
   'inferring.cancel',
   'compacting.completed',
   'compacting.cancel',
+  'awaiting.allowed',
   'awaiting.answer.one',
   'awaiting.answer.next_round',
   'awaiting.answer.rounds_spent',

@@ -10,7 +10,9 @@ import { initialModel, step, type Model } from './turn.model.ts';
 
 /** An abstract step, made concrete against the model when the run is played. */
 export type Choice =
-  | { readonly a: 'message' | 'archive' | 'other' | 'compact' | 'compacted' | 'started' }
+  | {
+      readonly a: 'message' | 'archive' | 'other' | 'compact' | 'compacted' | 'started' | 'allow';
+    }
   | { readonly a: 'output'; readonly calls: number; readonly stale: boolean }
   | { readonly a: 'failed'; readonly spent: boolean }
   | { readonly a: 'answer'; readonly completed: boolean; readonly stale: boolean }
@@ -20,6 +22,7 @@ export type Choice =
 const choiceArb: fc.Arbitrary<Choice> = fc.oneof(
   { weight: 4, arbitrary: fc.constant({ a: 'message' as const }) },
   { weight: 4, arbitrary: fc.constant({ a: 'started' as const }) },
+  { weight: 4, arbitrary: fc.constant({ a: 'allow' as const }) },
   {
     weight: 5,
     arbitrary: fc.record({
@@ -97,11 +100,22 @@ function concrete(choice: Choice, m: Model, cursor: number, lastCompaction: numb
         retryIn: choice.spent ? null : 100,
         error: 'x',
       };
+    case 'allow':
+      return {
+        ...base,
+        type: 'invoke.allowed',
+        turn,
+        call: m.open.find((c) => !(c in m.allowed)) ?? 'nope',
+        target: 'executor:x',
+        timeout: 60_000,
+      };
     case 'answer': {
-      const call = choice.stale ? 'nope' : (m.open[0] ?? 'nope');
-      return choice.completed
-        ? { ...base, type: 'invoke.completed', call }
-        : { ...base, type: 'invoke.denied', turn, call };
+      if (choice.completed) {
+        const cause = choice.stale ? 0 : (Object.values(m.allowed)[0] ?? 0);
+        return { ...base, type: 'invoke.completed', cause: cause === 0 ? null : cause };
+      }
+      const call = choice.stale ? 'nope' : (m.open.find((c) => !(c in m.allowed)) ?? 'nope');
+      return { ...base, type: 'invoke.denied', turn, call };
     }
     case 'cancel':
       return {

@@ -64,8 +64,25 @@ function bodyOf(event: TurnEvent): unknown {
         item: null,
         evidence: {},
       };
+    case 'invoke.allowed':
+      return {
+        turn: event.turn,
+        cause: event.cursor - 1,
+        call: event.call,
+        tool: 't',
+        target: event.target,
+        args: { n: 1 },
+        evidence: {},
+        timeout: event.timeout,
+        result_limit: 65_536,
+      };
     case 'invoke.completed':
-      return { ok: true, result: null, error: null, truncated: false };
+      return {
+        ok: true,
+        result: { content: [{ type: 'text', text: `result ${event.cursor}` }] },
+        error: null,
+        truncated: false,
+      };
     case 'compaction.requested':
       return {
         turn: event.turn,
@@ -98,7 +115,8 @@ function stored(event: TurnEvent): StoredRecord {
     envelope: {
       at: event.at,
       cursor: event.cursor,
-      idem: null,
+      idem:
+        event.type === 'invoke.completed' && event.cause !== null ? `call:${event.cause}` : null,
       kind: { name: event.type === 'record.other' ? 'app.note' : event.type, version: 1 },
       producer: 'service:turn',
       size: Buffer.byteLength(body),

@@ -104,6 +104,7 @@ export class TurnClient {
   async install(
     option: Record<string, unknown> = {},
     owner?: Owner,
+    consent: Record<string, unknown> = {},
   ): Promise<{ key: string; owner: Owner }> {
     const who = owner ?? (await this.owner());
     await this.call('PUT', '/inferences/fast', who.token, { provider: 'simulated', ...option });
@@ -111,7 +112,10 @@ export class TurnClient {
       request: string;
       poll_secret: string;
     };
-    await this.#ok(200, 'POST', `/consent/${proposal.request}`, who.token, { inference: 'fast' });
+    await this.#ok(200, 'POST', `/consent/${proposal.request}`, who.token, {
+      inference: 'fast',
+      ...consent,
+    });
     const receipt = (await this.#ok(200, 'POST', '/consent/token', proposal.poll_secret, {
       request: proposal.request,
     })) as { key: string };
@@ -160,6 +164,7 @@ export class TurnClient {
       round: number | null;
       since: number;
       prompt_tokens: number;
+      pending: { cursor: number; call: string; tool: string }[];
     };
   }> {
     return (await this.#ok(
@@ -226,6 +231,19 @@ export class TurnClient {
     return (await this.#ok(200, 'GET', `/usage?from=${day}&to=${day}`, owner.token)) as never;
   }
 
+  /** The owner's opened audit of an archived session (§4.3): every record, layers opened. */
+  async audit(owner: Owner, opened: OpenedSession): Promise<TailRecord[]> {
+    const response = await fetch(
+      `${this.base}/console/sessions/${opened.session}/events?opened=1`,
+      {
+        headers: { authorization: `Bearer ${owner.token}` },
+      },
+    );
+    expect(response.status, await response.clone().text()).toBe(200);
+    const lines = (await response.text()).split('\n').filter((line) => line !== '');
+    return lines.map((line) => (JSON.parse(line) as { Ok: TailRecord }).Ok);
+  }
+
   /** The owner signed in again (a fresh console token for the same user and tenant). */
   async signIn(owner: Owner): Promise<Owner> {
     const { token } = (await this.#ok(200, 'POST', '/console/token', this.#operator, {
@@ -248,6 +266,17 @@ export function vendorDocument(): Record<string, unknown> {
         description: 'Look an order up.',
         input_schema: { type: 'object', properties: { order_id: { type: 'string' } } },
         output_schema: { type: 'object' },
+      },
+      {
+        name: 'refund',
+        description: 'Refund an amount.',
+        input_schema: {
+          type: 'object',
+          properties: { amount: { type: 'number' }, reason: { type: 'string' } },
+          required: ['amount'],
+        },
+        output_schema: { type: 'object' },
+        timeout: '1s',
       },
     ],
   };

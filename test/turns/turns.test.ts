@@ -155,16 +155,16 @@ describe.each(backends)('turns on %s', (_name, options) => {
     );
   });
 
-  it('answers a tool call with a denial until executors exist, and the turn goes on', async () => {
+  it('denies the calls of a session without an executor, and the turn goes on', async () => {
     const { key } = await client.install();
     const opened = await client.open(key);
-    await client.send(opened, '/call lookup_order {"order_id":"A-1"}\n/call refund {"amount":5}');
+    await client.send(opened, '/call lookup_order {"order_id":"A-1"}\n/call cancel_order {}');
     const records = await client.turnsEnded(opened, 1);
     const [asked, answered] = ofKind(records, 'model.output');
     expect(asked?.body).toMatchObject({ round: 1, stop: 'tool_use' });
     expect((asked?.body.tool_calls as { name: string }[]).map((c) => c.name)).toEqual([
       'lookup_order',
-      'refund',
+      'cancel_order',
     ]);
     // Part D: the principal's face serves the call arguments sealed.
     expect((asked?.body.tool_calls as { args: unknown }[])[0]?.args).toMatchObject({
