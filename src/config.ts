@@ -5,8 +5,10 @@
  * which either answers a typed `Config` or throws a `ConfigError` naming the variable
  * and why, so start-up stops with one clear line.
  */
+import type { BlockList } from 'node:net';
 import path from 'node:path';
 import { z } from 'zod';
+import { parseAllowList } from './net/addresses.ts';
 import { parseDuration } from './schemas/duration.ts';
 
 const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
@@ -42,6 +44,19 @@ const span = z.string().transform((value, ctx) => {
     return z.NEVER;
   }
   return ms;
+});
+
+/** Comma-separated CIDRs, parsed into a `BlockList` (issue 12 item 8). */
+const cidrList = z.string().transform((value, ctx) => {
+  try {
+    return parseAllowList(value);
+  } catch (error) {
+    ctx.addIssue({
+      code: 'custom',
+      message: error instanceof Error ? error.message : 'is invalid',
+    });
+    return z.NEVER;
+  }
 });
 
 const base64Key = z
@@ -83,6 +98,7 @@ export const configSchema = z.object({
   LEASE_MS: optional(positiveInt).default(10_000),
   TURN_SWEEP_MS: optional(positiveInt).default(1_000),
   SESSION_IDLE_ARCHIVE: optional(span).default(7 * 86_400_000),
+  EGRESS_ALLOW: optional(cidrList),
 });
 
 /** The parsed configuration, with paths made absolute and `BASE_URL` defaulted. */
@@ -111,6 +127,11 @@ export interface Config {
   readonly turnSweepMs: number;
   /** Row 61: a live session idle this long is archived (ms). */
   readonly sessionIdleArchiveMs: number;
+  /**
+   * Addresses outbound requests to tenant-supplied URLs may reach although the egress
+   * guard refuses their class (loopback, private, link-local…); empty by default.
+   */
+  readonly egressAllow: BlockList;
 }
 
 /** Start-up refused: `variable` is the environment variable at fault. */
@@ -156,5 +177,6 @@ export function parseConfig(
     leaseMs: c.LEASE_MS,
     turnSweepMs: c.TURN_SWEEP_MS,
     sessionIdleArchiveMs: c.SESSION_IDLE_ARCHIVE,
+    egressAllow: c.EGRESS_ALLOW ?? parseAllowList(''),
   };
 }

@@ -72,6 +72,7 @@ async function main(): Promise<void> {
         : { issuer: config.consoleOidcIssuer, audience: config.consoleOidcAudience },
     shutdown: shutdown.signal,
     sealKey: keys.secretsKey,
+    egressAllow: config.egressAllow,
   };
   // The composition root: every service once, over the stores; the app closes them.
   const app = await buildApp(deps, buildServices(deps));

@@ -10,6 +10,7 @@
  * host once the commands under way finish, so the app closes the services before the
  * stores close.
  */
+import type { BlockList } from 'node:net';
 import { ActorHost } from './actors/actor-host.ts';
 import type { FastifyBaseLogger } from 'fastify';
 import type { TokenService } from './auth/tokens.ts';
@@ -30,7 +31,10 @@ import type { WorkStore } from './storage/work-store.ts';
 import type { InferenceProvider } from './inference/provider.ts';
 import { SimulatedProvider } from './inference/simulated.ts';
 import { TurnRuntime } from './turns/runtime.ts';
+import { Egress } from './net/egress.ts';
 import { signGate } from './gate/gate.ts';
+import { ExecutorAccess } from './sessions/executors.ts';
+import { ConnectionToolCaller } from './connections/tool-calls.ts';
 
 /** What the services are built from: the ports and the configuration they read. */
 export interface ServicesDeps {
@@ -64,6 +68,8 @@ export interface ServicesDeps {
     { readonly issuer: string; readonly audience: string | undefined } | undefined;
   /** Origins besides `baseUrl`'s a connection's `return_to` may point at (decisions row 44). */
   readonly connectionReturnOrigins?: readonly string[] | undefined;
+  /** `EGRESS_ALLOW`: refused addresses tenant-supplied URLs may reach anyway (none by default). */
+  readonly egressAllow?: BlockList | undefined;
 }
 
 /** Every service of one process, each built once. */
@@ -79,6 +85,8 @@ export interface Services {
   readonly lifecycle: SessionLifecycle;
   /** Drives the sessions' turns; `start()` begins its sweep. */
   readonly turns: TurnRuntime;
+  /** Executor token exchange and claims (each claim an actor of the host). */
+  readonly executors: ExecutorAccess;
   /** The connections' OAuth state (clients, tokens, pending authorizations), sealed. */
   readonly oauth: ControlOAuthStore;
   readonly connections: ConnectionService;
@@ -102,6 +110,16 @@ export function buildServices(deps: ServicesDeps): Services {
   const sessionTokens = new SessionTokens({ tokens: deps.tokens, clock, entropy });
   const directory = new SessionDirectory(controlStore);
   const oauth = new ControlOAuthStore(controlStore, deps.sealKey, clock);
+  const egress = new Egress({ allow: deps.egressAllow, log: deps.logger });
+  const catalogs = {
+    controlStore,
+    clock,
+    entropy,
+    baseUrl,
+    oauthStates: (endpoint: string) => oauth.forEndpoint(endpoint),
+    egress,
+  };
+  const toolCalls = new ConnectionToolCaller(catalogs);
   // The runtime archives idle sessions through the lifecycle, whose archive ends the turn
   // in flight through the runtime: the lifecycle calls it through `turns`, built below
   // (the call comes only once the services are built).
@@ -112,13 +130,7 @@ export function buildServices(deps: ServicesDeps): Services {
     tokens: sessionTokens,
     entropy,
     idKey: sessionIdKey,
-    catalogs: {
-      controlStore,
-      clock,
-      entropy,
-      baseUrl,
-      oauthStates: (endpoint) => oauth.forEndpoint(endpoint),
-    },
+    catalogs,
     turns: {
       opening: (session) => turns.opening(session),
       endForArchive: (session) => turns.endForArchive(session),
@@ -139,8 +151,10 @@ export function buildServices(deps: ServicesDeps): Services {
     ...deps.turns,
     archiveIdle: (session) => lifecycle.archive(session, { by: 'idle' }),
     signGate: (claims) => signGate(deps.tokens.signingKey, claims, clock.now()),
+    callTool: (request) => toolCalls.call(request),
   });
   const effects = {
+    egress,
     control: controlStore,
     oauth,
     baseUrl: baseUrl.replace(/\/+$/, ''),
@@ -172,6 +186,15 @@ export function buildServices(deps: ServicesDeps): Services {
     directory,
     lifecycle,
     turns,
+    executors: new ExecutorAccess({
+      log: deps.logStore,
+      host,
+      tokens: sessionTokens,
+      directory,
+      work: deps.workStore,
+      clock,
+      baseUrl: baseUrl.replace(/\/+$/, ''),
+    }),
     oauth,
     connections,
     authorization: new ConnectionAuthorization(effects, connections),

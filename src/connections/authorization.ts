@@ -167,6 +167,7 @@ export class ConnectionAuthorization {
       endpoint: config.endpoint,
       authProvider: provider,
       timeoutMs: timeoutMs(config.timeout),
+      egress: this.#deps.egress,
     };
     return { access, authorizeUrl: () => provider.authorizeUrl?.href };
   }

@@ -8,6 +8,10 @@
  *   or a new authorization URL; 3.3 rows 2 and 4), or `freshAuthorizeUrl` (row 43).
  * - `authorizer`: `finishLink`, the code exchange with PKCE, then discovery (row 45).
  *
+ * Every request to the server goes through the process's egress guard (`deps.egress`,
+ * issue 12 item 8). Where the owner is linking (`PUT /connections`), a refusal of the
+ * guard is the owner's to fix: 400 `endpoint_refused` naming `body.endpoint`.
+ *
  * Both answer a `LinkResult`; every failure is a `ServiceError` (502 upstream failures,
  * 400 for a state or secret that is not there any more) that the machine keeps as
  * `failure` while the connection stays as it was, and that the actor host answers the
@@ -19,6 +23,7 @@ import type { Clock, Entropy } from '../clock.ts';
 import { InvalidRequest } from '../errors.ts';
 import type { Catalog as DiscoveredCatalog } from '../mcp/catalog.ts';
 import { discoverCatalog } from '../mcp/discover.ts';
+import { EndpointRefused } from '../mcp/failures.ts';
 import {
   beginLink,
   finishLink,
@@ -36,6 +41,7 @@ import {
 } from '../machines/connection.machine.ts';
 import type { Catalog, ConnectionAuth } from '../schemas/connections.ts';
 import { parseDuration } from '../schemas/duration.ts';
+import type { Egress } from '../net/egress.ts';
 import type { ControlStore } from '../storage/control-store.ts';
 import type { ControlOAuthStore } from './oauth-store.ts';
 
@@ -50,6 +56,8 @@ export interface ConnectionEffectDeps {
   readonly baseUrl: string;
   readonly clock: Clock;
   readonly entropy: Entropy;
+  /** The process's egress guard: every request to a connection's server goes through it. */
+  readonly egress: Egress;
 }
 
 /** A connection's `timeout` (a Go duration, row 18) in ms. */
@@ -83,6 +91,7 @@ export function linkContext(deps: ConnectionEffectDeps, config: ConnectionConfig
     clock: deps.clock,
     entropy: deps.entropy,
     timeoutMs: timeoutMs(config.timeout),
+    egress: deps.egress,
   };
 }
 
@@ -119,7 +128,31 @@ async function resultOf(
   };
 }
 
+/**
+ * Issue 12 item 8: an endpoint the guard refuses, while the owner links it, is a 400
+ * naming `body.endpoint`; the message says which rule, never what the server said.
+ */
+function refusedEndpoint(error: unknown): unknown {
+  if (!(error instanceof EndpointRefused)) return error;
+  return new InvalidRequest('endpoint_refused', error.message, {
+    field: 'body.endpoint',
+    reason: error.refusal,
+  });
+}
+
 async function readCatalog(
+  deps: ConnectionEffectDeps,
+  ref: ConnectionRef,
+  input: CatalogReaderInput,
+): Promise<LinkResult> {
+  try {
+    return await probe(deps, ref, input);
+  } catch (error) {
+    throw input.purpose === 'link' ? refusedEndpoint(error) : error;
+  }
+}
+
+async function probe(
   deps: ConnectionEffectDeps,
   ref: ConnectionRef,
   { purpose, config }: CatalogReaderInput,
@@ -141,6 +174,7 @@ async function readCatalog(
       bearer,
       timeoutMs: timeoutMs(config.timeout),
       clock: deps.clock,
+      egress: deps.egress,
     });
     return {
       status: 'linked',

@@ -46,6 +46,13 @@ export async function registerOpenApi(app: FastifyInstance, baseUrl: string): Pr
         securitySchemes: {
           installKey: { type: 'http', scheme: 'bearer', description: 'An install key `ik_…`.' },
           sessionToken: { type: 'http', scheme: 'bearer', bearerFormat: 'JWT' },
+          executorAssertion: {
+            type: 'http',
+            scheme: 'bearer',
+            bearerFormat: 'JWT',
+            description:
+              'A JWT the executor signs with the key registered at session open (decisions row 65).',
+          },
           consoleToken: { type: 'http', scheme: 'bearer', bearerFormat: 'JWT' },
           pollSecret: { type: 'http', scheme: 'bearer', description: 'A poll secret `ps_…`.' },
           operatorToken: { type: 'http', scheme: 'bearer' },

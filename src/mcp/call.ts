@@ -6,8 +6,10 @@
  * call the server refuses as a call, an unknown tool or arguments that do not fit its
  * schema, comes back as an `isError` result. Servers differ here: the SDK's `McpServer`
  * answers such calls with an `isError` result itself, others answer a JSON-RPC error; both
- * read the same to the caller. Only a server that cannot be reached, read or authorized
- * is an exception (`UpstreamFailure`).
+ * read the same to the caller. Only a server that cannot be reached, read or authorized,
+ * or that the egress guard refuses (`EndpointRefused`, code `endpoint_refused`), is an
+ * exception (`UpstreamFailure`): the caller completes the call `ok: false` with its code
+ * and message, which say what failed and never carry the server's words.
  */
 import { CallToolResultSchema, ErrorCode, McpError } from '@modelcontextprotocol/sdk/types.js';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
@@ -32,7 +34,8 @@ const CALL_REFUSALS: ReadonlySet<number> = new Set([
  * Calls the tool and answers its result.
  *
  * @throws AuthorizationRequired when the server answers 401 and the credential cannot be
- *   refreshed; UpstreamFailure when it cannot be reached, times out or answers unreadably.
+ *   refreshed; EndpointRefused when the egress guard refuses its address or a redirect;
+ *   UpstreamFailure when it cannot be reached, times out or answers unreadably.
  */
 export async function callTool(options: CallToolOptions): Promise<CallToolResult> {
   return withMcpSession(options, async ({ client, request }) => {

@@ -15,7 +15,10 @@ import { UnauthorizedError } from '@modelcontextprotocol/sdk/client/auth.js';
 import { StreamableHTTPError } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { OAuthError } from '@modelcontextprotocol/sdk/server/auth/errors.js';
 import { ErrorCode, McpError } from '@modelcontextprotocol/sdk/types.js';
+import { inspect } from 'node:util';
 import { InvalidRequest, UpstreamFailure } from '../errors.ts';
+import type { Egress, LastRequest, Outbound } from '../net/egress.ts';
+import { EgressRefused, ResponseTooLarge, egressFailure } from '../net/refusal.ts';
 
 /** The snake_case codes an MCP failure carries. */
 export type UpstreamCode =
@@ -23,7 +26,9 @@ export type UpstreamCode =
   | 'upstream_timeout'
   | 'upstream_unreadable'
   | 'upstream_authorization_failed'
-  | 'upstream_authorization_required';
+  | 'upstream_authorization_required'
+  | 'upstream_too_large'
+  | 'endpoint_refused';
 
 /**
  * The server answered 401: it wants a credential we do not have, or refused the one we
@@ -32,12 +37,25 @@ export type UpstreamCode =
  * (`ConnectionOAuthProvider.authorizeUrl`); the error itself carries no credential state.
  */
 export class AuthorizationRequired extends UpstreamFailure {
-  constructor(endpoint: string, options: { cause?: unknown } = {}) {
-    super(
-      'upstream_authorization_required',
-      `MCP server at ${endpoint} demands authorization`,
-      options,
-    );
+  constructor(endpoint: string) {
+    super('upstream_authorization_required', `MCP server at ${endpoint} demands authorization`);
+  }
+}
+
+/**
+ * The egress guard refused a request of the exchange (issue 12 item 8): the endpoint, or
+ * a URL its answers led to, is on an address the service does not connect to, or it
+ * redirects off its host. Where the endpoint is being linked, this is the owner's to fix
+ * (`PUT /connections` answers 400 naming `body.endpoint`); anywhere else it is the
+ * server's failure like any other (502, or `ok: false` on a call).
+ */
+export class EndpointRefused extends UpstreamFailure {
+  /** Why, in a few words that fit after "body.endpoint" (`is a loopback address`). */
+  readonly refusal: string;
+
+  constructor(message: string, refusal: string) {
+    super('endpoint_refused', message);
+    this.refusal = refusal;
   }
 }
 
@@ -65,51 +83,167 @@ export interface FailureContext {
   readonly deadline: AbortSignal;
   /** The caller's own signal: aborted means the caller gave up, which is not the server's fault. */
   readonly signal: AbortSignal | undefined;
+  /** The exchange's way out: what the guard refused, and the last request. */
+  readonly outbound: Outbound;
+  /** Where the detail goes (warn level). */
+  readonly egress: Egress;
+  /** Values that must not reach the log even if a server echoes them (a bearer credential). */
+  readonly secrets: readonly string[];
 }
 
 /**
  * Maps anything the SDK threw into the service's vocabulary. A caller's abort is passed
  * through as its reason (like `fetch`), since nothing upstream failed.
+ *
+ * The answer says what failed (which request, which HTTP status) and never carries what
+ * the server sent: its body, its error text, even the URLs it pointed at are the server's
+ * words, so they go to the log at warn level instead (`reportFailure`).
  */
 export function upstreamFailure(error: unknown, context: FailureContext): Error {
-  const label = endpointLabel(context.endpoint);
   if (context.signal?.aborted === true) {
     return context.signal.reason instanceof Error ? context.signal.reason : new Error('aborted');
   }
   if (error instanceof UpstreamFailure || error instanceof InvalidRequest) return error;
+  const failure = mapped(error, context);
+  reportFailure(error, failure, context);
+  return failure;
+}
+
+function mapped(error: unknown, context: FailureContext): UpstreamFailure {
+  const label = endpointLabel(context.endpoint);
+  const guard = context.outbound.failure() ?? egressFailure(error);
+  if (guard instanceof EgressRefused) return refused(context.endpoint, guard);
+  if (guard instanceof ResponseTooLarge) {
+    return new UpstreamFailure(
+      'upstream_too_large',
+      `MCP server at ${label} sent more than ${guard.limit} bytes`,
+    );
+  }
+  const last = context.outbound.lastRequest();
+  const step = stepOf(context.endpoint, last);
   if (context.deadline.aborted || isTimeout(error)) {
     return new UpstreamFailure(
       'upstream_timeout',
-      `MCP server at ${label} did not answer in time`,
-      {
-        cause: error,
-      },
+      `MCP server at ${label} did not answer in time (waiting on the ${step})`,
     );
   }
-  if (error instanceof UnauthorizedError) {
-    return new AuthorizationRequired(label, { cause: error });
-  }
+  if (error instanceof UnauthorizedError) return new AuthorizationRequired(label);
   if (error instanceof StreamableHTTPError && error.code === 401) {
-    return new AuthorizationRequired(label, { cause: error });
+    return new AuthorizationRequired(label);
   }
   if (error instanceof OAuthError) {
+    const code = OAUTH_ERROR_CODES.has(error.errorCode) ? ` (${error.errorCode})` : '';
     return new UpstreamFailure(
       'upstream_authorization_failed',
-      `MCP server at ${label}: its authorization server refused us (${error.errorCode}: ${error.message})`,
-      { cause: error },
+      `MCP server at ${label}: its authorization server refused the ${step}${code}`,
     );
   }
   if (isNetworkFailure(error)) {
     return new UpstreamFailure(
       'upstream_unreachable',
-      `MCP server at ${label} could not be reached (${describe(error)})`,
-      { cause: error },
+      `MCP server at ${label} could not be reached (the ${step}: ${errno(error)})`,
     );
   }
+  if (error instanceof StreamableHTTPError && (error.code ?? 0) > 0) {
+    return new UpstreamFailure(
+      'upstream_unreadable',
+      `MCP server at ${label} could not be read (the ${step} answered HTTP ${String(error.code)})`,
+    );
+  }
+  const status = last?.status;
+  const answered =
+    status !== undefined && (status < 200 || status > 299)
+      ? `answered HTTP ${status}`
+      : 'gave an answer that is not valid MCP';
   return new UpstreamFailure(
     'upstream_unreadable',
-    `MCP server at ${label} could not be read (${describe(error)})`,
-    { cause: error },
+    `MCP server at ${label} could not be read (the ${step} ${answered})`,
+  );
+}
+
+/** A refusal of the egress guard, said in words an owner can act on, naming only our own. */
+function refused(endpoint: URL, refusal: EgressRefused): EndpointRefused {
+  const label = endpointLabel(endpoint);
+  const own = refusal.host === endpoint.hostname.replace(/^\[(.*)\]$/, '$1');
+  switch (refusal.reason) {
+    case 'scheme':
+      return new EndpointRefused(
+        `MCP server at ${label} led to a URL that is not http or https`,
+        'leads to a URL that is not http or https',
+      );
+    case 'redirect':
+      return new EndpointRefused(
+        `MCP server at ${label}: ${refusal.message} (redirects stay on the endpoint's host)`,
+        'redirects where the service does not follow',
+      );
+    case 'address': {
+      const adjective = refusal.addressClass ?? 'refused';
+      const kind = `${/^[aeiou]/.test(adjective) ? 'an' : 'a'} ${adjective} address`;
+      const where = own ? `its host ${refusal.host}` : 'a URL it pointed to';
+      return new EndpointRefused(
+        `MCP server at ${label}: ${where} is ${kind}, which the service does not connect to unless EGRESS_ALLOW names it`,
+        `is ${kind}`,
+      );
+    }
+  }
+}
+
+/** Registered OAuth error codes (RFC 6749 §5.2, RFC 7591 §3.2.2, RFC 6750 §3.1): safe to repeat. */
+const OAUTH_ERROR_CODES: ReadonlySet<string> = new Set([
+  'invalid_request',
+  'invalid_client',
+  'invalid_grant',
+  'unauthorized_client',
+  'unsupported_grant_type',
+  'invalid_scope',
+  'access_denied',
+  'server_error',
+  'temporarily_unavailable',
+  'invalid_redirect_uri',
+  'invalid_client_metadata',
+  'invalid_token',
+  'insufficient_scope',
+]);
+
+/** Which request of the exchange the last one was, in our words. */
+function stepOf(endpoint: URL, last: LastRequest | undefined): string {
+  if (last === undefined) return 'MCP request';
+  const path = last.url.pathname;
+  if (path.startsWith('/.well-known/oauth-protected-resource')) {
+    return 'protected resource metadata request';
+  }
+  if (
+    path.startsWith('/.well-known/oauth-authorization-server') ||
+    path.startsWith('/.well-known/openid-configuration')
+  ) {
+    return 'authorization server metadata request';
+  }
+  if (last.url.origin === endpoint.origin && path === endpoint.pathname) {
+    return `MCP ${last.method} request`;
+  }
+  if (last.method === 'POST') {
+    return last.contentType?.startsWith('application/x-www-form-urlencoded') === true
+      ? 'token request'
+      : 'client registration request';
+  }
+  return 'authorization server request';
+}
+
+/** The detail of a failure, to the log at warn level: what the server said, scrubbed. */
+function reportFailure(error: unknown, failure: UpstreamFailure, context: FailureContext): void {
+  const last = context.outbound.lastRequest();
+  context.egress.report(
+    {
+      upstream: {
+        endpoint: endpointLabel(context.endpoint),
+        code: failure.code,
+        step: stepOf(context.endpoint, last),
+        ...(last === undefined ? {} : { request: `${last.method} ${endpointLabel(last.url)}` }),
+        ...(last?.status === undefined ? {} : { status: last.status }),
+        detail: scrub(describe(error), context.secrets),
+      },
+    },
+    'MCP server exchange failed',
   );
 }
 
@@ -126,8 +260,40 @@ function isNetworkFailure(error: unknown): boolean {
   return error.message === 'fetch failed' || error.cause instanceof Error;
 }
 
+/** The socket error's code (`ECONNREFUSED`, `ENOTFOUND`…): our runtime's words, not the server's. */
+function errno(error: unknown): string {
+  let current: unknown = error;
+  for (let depth = 0; depth < 5 && current instanceof Error; depth += 1) {
+    const code = (current as { code?: unknown }).code;
+    if (typeof code === 'string' && /^[A-Z][A-Z0-9_]{1,40}$/.test(code)) return code;
+    current = current.cause;
+  }
+  return 'connection failed';
+}
+
+/** The whole chain of messages, for the log only. */
 function describe(error: unknown): string {
-  if (!(error instanceof Error)) return String(error);
-  const cause = error.cause instanceof Error ? `: ${error.cause.message}` : '';
-  return `${error.message}${cause}`.slice(0, 300);
+  const parts: string[] = [];
+  let current: unknown = error;
+  for (let depth = 0; depth < 5 && current !== undefined; depth += 1) {
+    parts.push(current instanceof Error ? `${current.name}: ${current.message}` : inspect(current));
+    current = current instanceof Error ? current.cause : undefined;
+  }
+  return parts.join(' <- ');
+}
+
+const CREDENTIAL_FIELDS =
+  /((?:access|refresh|id)_token|client_secret|code_verifier|assertion|password|"code"|\bcode)(["']?\s*[:=]\s*["']?)[^"'&\s,}]+/gi;
+
+/**
+ * What a server said, fit for the log: known secrets and anything shaped like a credential
+ * (a bearer, a token field) replaced, and cut to 500 characters.
+ */
+export function scrub(text: string, secrets: readonly string[]): string {
+  let out = text;
+  for (const secret of secrets) if (secret.length >= 4) out = out.replaceAll(secret, '[Redacted]');
+  return out
+    .replace(/(bearer\s+)[A-Za-z0-9\-._~+/]+=*/gi, '$1[Redacted]')
+    .replace(CREDENTIAL_FIELDS, '$1$2[Redacted]')
+    .slice(0, 500);
 }

@@ -19,6 +19,7 @@
 import { auth } from '@modelcontextprotocol/sdk/client/auth.js';
 import type { Clock, Entropy } from '../clock.ts';
 import { InvalidRequest, UpstreamFailure } from '../errors.ts';
+import type { Egress } from '../net/egress.ts';
 import type { Catalog } from './catalog.ts';
 import { discoverCatalog } from './discover.ts';
 import {
@@ -51,6 +52,8 @@ export interface LinkContext extends OAuthContext {
   /** The deadline of each exchange with the server, in ms (the connection's `timeout`). */
   readonly timeoutMs: number;
   readonly signal?: AbortSignal;
+  /** The egress guard every request of the flow goes through (issue 12 item 8). */
+  readonly egress: Egress;
 }
 
 /** A connection to link: which one, where its server is, where the browser returns. */
@@ -117,20 +120,33 @@ export async function finishLink(
   const provider = providerFor(context, link, { kind: 'finish', pending });
   const endpoint = parseEndpoint(pending.endpoint);
   const deadline = AbortSignal.timeout(context.timeoutMs);
-  const signal =
-    context.signal === undefined ? deadline : AbortSignal.any([deadline, context.signal]);
+  const outbound = context.egress.open();
+  const signal = AbortSignal.any(
+    context.signal === undefined
+      ? [deadline, outbound.signal]
+      : [deadline, outbound.signal, context.signal],
+  );
   // The exchange runs on its own, before discovery, so that its failure reads as an
   // authorization failure (the transport's finishAuth is the same auth() call).
   try {
     const result = await auth(provider, {
       serverUrl: endpoint,
       authorizationCode: callback.code,
-      fetchFn: (url, init) => fetch(url, { ...init, signal }),
+      fetchFn: (url, init) => outbound.fetch(url, { ...init, signal }),
     });
     if (result !== 'AUTHORIZED') throw new Error(`the SDK answered ${result} to a code exchange`);
   } catch (error) {
-    const failure = upstreamFailure(error, { endpoint, deadline, signal: context.signal });
+    const failure = upstreamFailure(error, {
+      endpoint,
+      deadline,
+      signal: context.signal,
+      outbound,
+      egress: context.egress,
+      secrets: [callback.code],
+    });
     throw authorizationFailed(endpointLabel(endpoint), failure);
+  } finally {
+    await outbound.close();
   }
   const outcome = await attempt(context, link, { kind: 'begin' });
   return {
@@ -168,6 +184,7 @@ async function attempt(
       authProvider: provider,
       timeoutMs: context.timeoutMs,
       clock: context.clock,
+      egress: context.egress,
       ...(context.signal === undefined ? {} : { signal: context.signal }),
     });
     return { status: 'linked', catalog };
@@ -214,21 +231,26 @@ const KEPT_CODES: ReadonlySet<string> = new Set([
   'upstream_unreachable',
   'upstream_timeout',
   'upstream_authorization_failed',
+  'upstream_too_large',
+  'endpoint_refused',
 ]);
 
 /**
  * Reads a failure of the OAuth flow as §7's "could not be registered with". Unreachable
- * and timed-out servers keep their own codes, and a caller's abort passes through.
+ * and timed-out servers, and refusals of the egress guard, keep their own codes, and a
+ * caller's abort passes through. The message is the failure's own (never the server's
+ * words: `failures.ts`).
  */
 function authorizationFailed(label: string, error: Error): Error {
   // Not an upstream failure: a caller's abort or a refused request; those pass through.
   if (!(error instanceof UpstreamFailure)) return error;
   if (KEPT_CODES.has(error.code)) return error;
-  const cause = error.cause instanceof Error ? error.cause : error;
-  const reason = cause.message;
+  const prefix = `MCP server at ${label} `;
+  const what = error.message.startsWith(prefix)
+    ? error.message.slice(prefix.length)
+    : error.message;
   return new UpstreamFailure(
     'upstream_authorization_failed',
-    `MCP server at ${label}: could not register with or be authorized by its authorization server (${reason})`,
-    { cause },
+    `MCP server at ${label}: could not register with or be authorized by its authorization server (${what})`,
   );
 }

@@ -10,12 +10,18 @@
  * One deadline covers the whole session, every HTTP request included (OAuth discovery,
  * registration and token requests too), so a server that accepts a connection and never
  * answers cannot hold a PUT or a turn past its `timeout` (row 18).
+ *
+ * Every request of the session, to the endpoint and to whatever its answers point at, goes
+ * through one exchange of the egress guard (`src/net/egress.ts`, issue 12 item 8). The SDK
+ * is told to leave redirects to that fetch (`redirectPolicy: 'follow'`), so the guard's
+ * redirect policy is the only one.
  */
 import type { OAuthClientProvider } from '@modelcontextprotocol/sdk/client/auth.js';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import type { RequestOptions } from '@modelcontextprotocol/sdk/shared/protocol.js';
 import type { FetchLike } from '@modelcontextprotocol/sdk/shared/transport.js';
+import type { Egress, GuardedFetch } from '../net/egress.ts';
 import { endpointLabel, parseEndpoint, upstreamFailure } from './failures.ts';
 
 /** The identity every session of the service presents on `initialize`. */
@@ -33,6 +39,10 @@ export interface McpAccess {
   readonly timeoutMs: number;
   /** The caller's cancellation; its reason is thrown as is. */
   readonly signal?: AbortSignal;
+  /** The process's egress guard: every request of the session goes through it. */
+  readonly egress: Egress;
+  /** The most the session's answers may hold in all, in bytes; unbounded when absent. */
+  readonly maxResponseBytes?: number;
 }
 
 /** What a piece of work gets: a connected client and the options every request must carry. */
@@ -44,6 +54,8 @@ export interface McpSession {
   readonly protocolVersion: string;
   /** The endpoint as messages may show it. */
   readonly label: string;
+  /** Logs the detail of a refusal at warn level (never into an answer; no secrets). */
+  readonly report: (detail: Readonly<Record<string, unknown>>, message: string) => void;
 }
 
 /**
@@ -58,11 +70,19 @@ export async function withMcpSession<T>(
     throw new TypeError('give a bearer credential or an OAuth client provider, not both');
   }
   const endpoint = parseEndpoint(access.endpoint);
+  const label = endpointLabel(endpoint);
+  const outbound = access.egress.open(
+    access.maxResponseBytes === undefined ? {} : { maxResponseBytes: access.maxResponseBytes },
+  );
   const deadline = AbortSignal.timeout(access.timeoutMs);
-  const signal =
-    access.signal === undefined ? deadline : AbortSignal.any([deadline, access.signal]);
+  const signal = AbortSignal.any(
+    access.signal === undefined
+      ? [deadline, outbound.signal]
+      : [deadline, outbound.signal, access.signal],
+  );
   const transport = new StreamableHTTPClientTransport(endpoint, {
-    fetch: boundedFetch(signal),
+    fetch: boundedFetch(outbound.fetch, signal),
+    redirectPolicy: 'follow',
     ...(access.authProvider === undefined ? {} : { authProvider: access.authProvider }),
     ...(access.bearer === undefined
       ? {}
@@ -76,10 +96,20 @@ export async function withMcpSession<T>(
       client,
       request,
       protocolVersion: transport.protocolVersion ?? 'unknown',
-      label: endpointLabel(endpoint),
+      label,
+      report: (detail, message) => {
+        access.egress.report({ upstream: { endpoint: label, ...detail } }, message);
+      },
     });
   } catch (error) {
-    throw upstreamFailure(error, { endpoint, deadline, signal: access.signal });
+    throw upstreamFailure(error, {
+      endpoint,
+      deadline,
+      signal: access.signal,
+      outbound,
+      egress: access.egress,
+      secrets: access.bearer === undefined ? [] : [access.bearer],
+    });
   } finally {
     // A stateful server keeps a session until told otherwise; ending it is a courtesy, so
     // its failure (a server that refuses DELETE with 405, a spent deadline) is ignored.
@@ -87,13 +117,14 @@ export async function withMcpSession<T>(
       await transport.terminateSession().catch(() => undefined);
     }
     await client.close().catch(() => undefined);
+    await outbound.close();
   }
 }
 
-/** `fetch` that also stops when the session's signal does, whatever signal the SDK passes. */
-function boundedFetch(signal: AbortSignal): FetchLike {
+/** The guarded fetch, also stopping when the session's signal does, whatever signal the SDK passes. */
+function boundedFetch(guarded: GuardedFetch, signal: AbortSignal): FetchLike {
   return (url, init) =>
-    fetch(url, {
+    guarded(url, {
       ...init,
       signal: init?.signal == null ? signal : AbortSignal.any([init.signal, signal]),
     });

@@ -4,7 +4,8 @@
  * against the session's surface, in this order:
  *
  * 1. a name the surface lacks is `unknown_tool`;
- * 2. arguments that fail the tool's `input_schema` (JSON Schema 2020-12) are
+ * 2. arguments that fail the tool's `input_schema` (JSON Schema 2020-12, or draft-07 when
+ *    the schema says so, as many MCP servers' do) are
  *    `invalid_args`, before any policy looks at them;
  * 3. the compiled policy plan decides (`disabled`, `deny`, `unsatisfied`, or allowed with
  *    the allow items that held);
@@ -15,6 +16,7 @@
  * built per session configuration and reused: schemas compile once.
  */
 import { Ajv2020, type ValidateFunction } from 'ajv/dist/2020.js';
+import draft07 from 'ajv/dist/refs/json-schema-draft-07.json' with { type: 'json' };
 import { evaluateCall } from './evaluate.ts';
 import { projectArgs } from './json-path.ts';
 import type { Evidence, PolicyPlan, ToolSource } from './types.ts';
@@ -64,9 +66,16 @@ export class Authorizer {
   readonly #ajv = new Ajv2020({ strict: false, allErrors: false, validateFormats: false });
 
   constructor(plan: PolicyPlan, tools: readonly AuthorizedTool[], executor: string | null) {
+    // MCP servers often declare draft-07 input schemas (server-everything does).
+    this.#ajv.addMetaSchema(draft07);
     this.plan = plan;
     this.#tools = new Map(tools.map((tool) => [tool.name, tool]));
     this.#executor = executor;
+  }
+
+  /** The tool the model calls `name`, if it is on the surface. */
+  tool(name: string): AuthorizedTool | undefined {
+    return this.#tools.get(name);
   }
 
   /** The decision on one call of tool `name` with `args`. */

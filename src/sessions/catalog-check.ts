@@ -18,6 +18,7 @@ import type { OAuthClientProvider } from '@modelcontextprotocol/sdk/client/auth.
 import type { Clock, Entropy } from '../clock.ts';
 import { Conflict, UpstreamFailure, isServiceError } from '../errors.ts';
 import { discoverCatalog } from '../mcp/discover.ts';
+import { Egress } from '../net/egress.ts';
 import { connectionProvider } from '../mcp/oauth.ts';
 import type { OAuthStateStore } from '../mcp/oauth-state.ts';
 import type { ConnectionValue } from '../resources/types.ts';
@@ -34,6 +35,8 @@ export interface CatalogCheckOptions {
   readonly oauthStates?: (endpoint: string) => OAuthStateStore;
   /** `BASE_URL`: the OAuth callback's origin, and where a browser returns by default. */
   readonly baseUrl: string;
+  /** The egress guard (issue 12 item 8); absent, one that allows no refused address. */
+  readonly egress?: Egress;
 }
 
 /** How one connection compares. */
@@ -42,7 +45,8 @@ type Comparison =
   | { readonly connection: string; readonly check: 'unreadable'; readonly error: UpstreamFailure };
 
 /** How the service reaches a connection's server, or why it cannot. */
-type Access =
+/** How a connection's server is reached, or why it cannot be. */
+export type Access =
   | { readonly access: { bearer?: string; authProvider?: OAuthClientProvider } }
   | { readonly missing: string };
 
@@ -55,7 +59,8 @@ function unreadable(connection: string, code: string, message: string): Comparis
   return { connection, check: 'unreadable', error: new UpstreamFailure(code, message) };
 }
 
-async function accessOf(
+/** The credential a connection sends (its bearer secret or its OAuth client). */
+export async function accessOf(
   options: CatalogCheckOptions,
   tenant: string,
   connection: ConnectionValue,
@@ -124,6 +129,7 @@ async function compare(
           ? DEFAULT_TIMEOUT_MS
           : (parseDuration(connection.timeout) ?? DEFAULT_TIMEOUT_MS),
       clock: options.clock,
+      egress: options.egress ?? new Egress(),
       ...access.access,
     });
     const same = bareDigest(live.digest) === bareDigest(connection.catalog.digest);

@@ -38,6 +38,8 @@ export interface SessionCredential {
   readonly tenant: string | null;
   /** Expiry, Unix ms. */
   readonly expires: number;
+  /** A grant's call: the cursor of the invoke.allowed it completes (row 57). */
+  readonly cause?: number;
 }
 
 /** What a new token is for. */
@@ -95,6 +97,33 @@ export class SessionTokens {
   }
 
   /**
+   * Mints the grant of one claim (2.17, row 57): audience `grant`, bound to the cause, the
+   * one scope `complete`, and the call's completion slot `call:<cause>` as its idempotency
+   * key (row 8), so every grant of the call, and the service's timeout, share one slot.
+   */
+  async mintGrant(request: {
+    readonly session: string;
+    readonly producer: string;
+    readonly tenant: string;
+    readonly cause: number;
+    readonly expires: number;
+  }): Promise<MintedSessionToken> {
+    const minted = await this.#tokens.mint(
+      'grant',
+      {
+        sub: request.producer,
+        sid: request.session,
+        idk: `call:${request.cause}`,
+        scp: ['complete'],
+        tid: request.tenant,
+        ext: { cause: request.cause },
+      },
+      Math.max(1000, request.expires - this.#clock.now()),
+    );
+    return { token: minted.token, expires: minted.expires };
+  }
+
+  /**
    * Verifies a session token, or a grant token when `grants` is set (row 69: the status
    * route must tell a grant, which it refuses with 403, from a token that does not verify).
    * @throws Unauthenticated when the token does not verify, is expired, or is for
@@ -140,6 +169,9 @@ function credentialOf(token: VerifiedToken): SessionCredential {
     scopes: new Set(Array.isArray(token.scp) ? token.scp : []),
     tenant: typeof token.tid === 'string' ? token.tid : null,
     expires: token.expires,
+    ...(token.aud === 'grant' && typeof token.ext?.cause === 'number'
+      ? { cause: token.ext.cause }
+      : {}),
   };
 }
 

@@ -18,6 +18,7 @@
  */
 import type { Clock } from '../clock.ts';
 import type { GateClaims } from '../gate/gate.ts';
+import type { ToolCallOutcome, ToolCallRequest } from '../connections/tool-calls.ts';
 import type { InferenceProvider } from '../inference/provider.ts';
 import type { Authorizer } from '../policy/authorizer.ts';
 import type { InferenceValue } from '../resources/types.ts';
@@ -29,6 +30,7 @@ import {
   authorize,
   expire,
   infer,
+  perform,
   landOwed,
   requestCompaction,
   summarize,
@@ -46,6 +48,8 @@ export interface DriverDeps {
   archiveIdle(): Promise<void>;
   /** Signs the gate of an allowed call. */
   signGate(claims: GateClaims): Promise<string>;
+  /** Calls a tenant's extra tool over MCP (row 89). */
+  callTool(request: ToolCallRequest): Promise<ToolCallOutcome>;
 }
 
 export interface DriverSession {
@@ -81,6 +85,8 @@ export class SessionDriver {
       authorizer: session.authorizer,
       signGate: (claims) => deps.signGate(claims),
       clock: deps.clock,
+      callTool: (request) => deps.callTool(request),
+      tenant: session.tenant,
     };
     this.#usage = {
       log: deps.log,
@@ -181,6 +187,8 @@ export class SessionDriver {
         return authorize(ctx, step.call, step.tool);
       case 'expire':
         return expire(ctx, step.cause);
+      case 'perform':
+        return perform(ctx, step);
       case 'archive':
         await this.#deps.archiveIdle();
         await this.#session.state.catchUp(this.#deps.log);

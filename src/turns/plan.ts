@@ -39,6 +39,13 @@ export type Step =
   | { readonly type: 'summarize'; readonly requested: number }
   | { readonly type: 'authorize'; readonly call: string; readonly tool: string }
   | { readonly type: 'expire'; readonly cause: number }
+  | {
+      readonly type: 'perform';
+      readonly cause: number;
+      readonly call: string;
+      readonly tool: string;
+      readonly deadline: number;
+    }
   | { readonly type: 'archive' }
   | { readonly type: 'rest'; readonly until: number | null };
 
@@ -69,6 +76,12 @@ export function plan(input: PlanInput): Step {
       const out = context.calls.filter((call) => call.state === 'allowed');
       const expired = out.find((call) => call.deadline !== null && call.deadline <= now);
       if (expired?.cause != null) return { type: 'expire', cause: expired.cause };
+      // Row 89: the service performs the calls to extra tools itself.
+      const mcp = out.find((call) => call.target?.startsWith('connection:') === true);
+      if (mcp?.cause != null && mcp.deadline !== null) {
+        const { cause, call, tool, deadline } = mcp;
+        return { type: 'perform', cause, call, tool, deadline };
+      }
       // Completions wake the driver (they mark the session due); else the first deadline
       // or the next checkpoint, whichever comes first.
       const times = out.flatMap((call) => (call.deadline === null ? [] : [call.deadline]));

@@ -24,6 +24,7 @@ export const PRODUCERS = {
   turn: 'service:turn',
   authorizer: 'service:authorizer',
   compactor: 'service:compactor',
+  mcp: 'service:mcp',
 } as const;
 
 /** A service record of `kind` with `body`, under the idem `key`. */

@@ -6,16 +6,19 @@
  * session's lease in the work store (`LEASE_MS`, renewed at a third of it while it works);
  * a process that dies stops renewing, and once the lease lapses any process may take over.
  *
- * Finding work. An append that lands a driving kind (`message.submitted`, `turn.cancel`)
- * marks the session due before it lands (`wake`), so an acknowledged message is never
- * left without a driver even if the process dies right after; the mark is durable, and
- * the periodic sweep (`SWEEP_MS`, and once at start-up) drives every session whose entry
- * is due and whose lease is free: a turn cut by kill -9 resumes on restart or elsewhere.
- * Timers (retry backoff, idle archive, usage checkpoints) are due entries too.
+ * Finding work. An append that lands a driving kind (`message.submitted`, `turn.cancel`,
+ * `invoke.completed`) marks the session due before it lands, so an acknowledged record is
+ * never left without a driver even if the process dies right after, and again after it
+ * landed, so a driver that read the state before it landed cannot settle the entry with
+ * the stamp it read (see `mark`). The marks are durable, and the periodic sweep
+ * (`SWEEP_MS`, and once at start-up) drives every session whose entry is due and whose
+ * lease is free: a turn cut by kill -9 resumes on restart or elsewhere. Timers (retry
+ * backoff, deadlines, idle archive, usage checkpoints) are due entries too.
  *
- * After a driver rests and gives its lease up it reads the due entry once more: a wake
- * that came in while it still held the lease (and so could not start a second driver) is
- * picked up here instead of waiting for the sweep.
+ * A wake that finds the session's driver already running here is remembered and drives
+ * the session again once that driver ends. After a driver rests and gives its lease up it
+ * reads the due entry once more: a wake marked while it held the lease (another process
+ * could not start a driver then) is driven here instead of waiting for the sweep.
  */
 import { randomUUID } from 'node:crypto';
 import type { FastifyBaseLogger } from 'fastify';
@@ -28,6 +31,7 @@ import type { ControlStore } from '../storage/control-store.ts';
 import type { LogStore } from '../storage/log-store.ts';
 import type { WorkStore } from '../storage/work-store.ts';
 import type { GateClaims } from '../gate/gate.ts';
+import type { ToolCallOutcome, ToolCallRequest } from '../connections/tool-calls.ts';
 import { SessionDriver } from './driver.ts';
 import { sessionAuthorizer } from './tools.ts';
 import { PRODUCERS, serviceRecord, stepKey } from './records.ts';
@@ -56,6 +60,8 @@ export interface TurnRuntimeOptions {
   archiveIdle(session: SessionValue): Promise<void>;
   /** Signs the gate of an allowed call with the service's key (part B). */
   signGate(claims: GateClaims): Promise<string>;
+  /** Calls a tenant's extra tool over MCP (row 89). */
+  callTool(request: ToolCallRequest): Promise<ToolCallOutcome>;
 }
 
 /** Kinds a client lands that give a session's driver work: the append marks it due. */
@@ -82,6 +88,8 @@ export class TurnRuntime {
   /** This process's lease holder name. */
   readonly holder = `turns:${randomUUID()}`;
   readonly #drivers = new Map<string, Promise<void>>();
+  /** Sessions woken while their driver ran here: driven again when it ends. */
+  readonly #again = new Set<string>();
   readonly #states: StateCache;
   readonly #closing = new AbortController();
   #timer: NodeJS.Timeout | undefined;
@@ -99,7 +107,12 @@ export class TurnRuntime {
     void this.sweep();
   }
 
-  /** Marks `session` due now, durably; call before landing a record that drives turns. */
+  /**
+   * Marks `session` due now, durably. An append of a driving record marks twice: before it
+   * lands, so the record is never left without a driver if the process dies, and after,
+   * so a driver that read the state before the record landed cannot settle the entry
+   * with the stamp it read (its compare-and-set fails and it looks again).
+   */
   async mark(session: string): Promise<void> {
     await this.#options.work.markDue(session, this.#options.clock.now());
   }
@@ -116,12 +129,21 @@ export class TurnRuntime {
 
   /** Starts a driver for `session` here unless one runs here already. */
   kick(session: string): void {
-    if (this.#closing.signal.aborted || this.#drivers.has(session)) return;
+    if (this.#closing.signal.aborted) return;
+    // A driver running here may have read the state before the record that woke us
+    // landed: it runs again once it is done, rather than leaving the wake to the sweep.
+    if (this.#drivers.has(session)) {
+      this.#again.add(session);
+      return;
+    }
     const run = this.#drive(session)
       .catch((error: unknown) => {
         this.#options.logger.warn({ err: error, session }, 'turn driver failed; the sweep retries');
       })
-      .finally(() => this.#drivers.delete(session));
+      .finally(() => {
+        this.#drivers.delete(session);
+        if (this.#again.delete(session)) this.kick(session);
+      });
     this.#drivers.set(session, run);
   }
 
@@ -216,12 +238,11 @@ export class TurnRuntime {
       this.#closing.signal.removeEventListener('abort', stop);
       await work.releaseLease(lease, this.holder);
     }
-    // A wake that came in while this process held the lease is driven now.
+    // A wake marked while this process held the lease (another process could not start
+    // a driver then) is driven now, once this driver is gone.
     const entry = await work.dueEntry(session);
     if (entry !== null && entry.stamp !== settled && entry.at <= clock.now()) {
-      queueMicrotask(() => {
-        this.kick(session);
-      });
+      this.#again.add(session);
     }
   }
 
@@ -265,6 +286,7 @@ export class TurnRuntime {
         idleArchiveMs: this.#options.idleArchiveMs,
         archiveIdle: () => this.#options.archiveIdle(row.value),
         signGate: (claims) => this.#options.signGate(claims),
+        callTool: (request) => this.#options.callTool(request),
       },
       {
         state,

@@ -21,6 +21,8 @@ import { completionIdem } from '../sessions/write-filter.ts';
 import type { Authorizer } from '../policy/authorizer.ts';
 import { gateClaims, type GateClaims } from '../gate/gate.ts';
 import type { Clock } from '../clock.ts';
+import type { ToolCallOutcome, ToolCallRequest } from '../connections/tool-calls.ts';
+import { canonicalJson } from '../sessions/canonical-json.ts';
 import type { LogStore, PendingRecord } from '../storage/log-store.ts';
 import { retryDelay } from './plan.ts';
 import { keyedBatch, PRODUCERS, serviceRecord, stepKey } from './records.ts';
@@ -41,6 +43,9 @@ export interface StepContext {
   /** Signs the gate of an allowed call (part B). */
   readonly signGate: (claims: GateClaims) => Promise<string>;
   readonly clock: Clock;
+  /** Calls a tenant's extra tool over MCP (row 89). */
+  readonly callTool: (request: ToolCallRequest) => Promise<ToolCallOutcome>;
+  readonly tenant: string;
 }
 
 /** Lands `record` under its key, then catches the state up with the log. */
@@ -279,4 +284,49 @@ export async function authorize(ctx: StepContext, call: string, tool: string): P
 export function expire(ctx: StepContext, cause: number): Promise<void> {
   const body = { ok: false, result: null, error: 'timeout', truncated: false };
   return land(ctx, serviceRecord('invoke.completed', PRODUCERS.turn, completionIdem(cause), body));
+}
+
+/**
+ * Row 89: performs an allowed call of an extra tool over MCP and lands its
+ * `invoke.completed` as `service:mcp` in the call's one slot `call:<cause>`, within what is
+ * left of its deadline. A server that is down or refuses completes it `ok: false` with
+ * the reason, and the turn goes on. The result is sealed (part D) and marked `truncated`
+ * when it is longer than the call's `result_limit` (row 17).
+ */
+export async function perform(
+  ctx: StepContext,
+  step: {
+    readonly cause: number;
+    readonly call: string;
+    readonly tool: string;
+    readonly deadline: number;
+  },
+): Promise<void> {
+  const tool = ctx.authorizer.tool(step.tool);
+  const output = ctx.state.context.cause;
+  if (output === null) return;
+  const outcome =
+    tool === undefined || tool.source === 'vendor'
+      ? { ok: false, result: null, error: `${step.tool} is not an extra tool of the session` }
+      : await ctx.callTool({
+          tenant: ctx.tenant,
+          connection: tool.source.connection,
+          tool: tool.source.tool,
+          args: await argsOf(ctx, output, step.call),
+          timeoutMs: Math.max(1, Math.min(tool.timeoutMs, step.deadline - ctx.clock.now())),
+        });
+  const size =
+    outcome.result === null ? 0 : Buffer.byteLength(canonicalJson(outcome.result) ?? '', 'utf8');
+  const plain = {
+    ok: outcome.ok,
+    result: outcome.result,
+    error: outcome.error,
+    truncated: size > (tool?.resultLimit ?? Infinity),
+  };
+  const body = {
+    ...plain,
+    result: outcome.result === null ? null : sealLayer(outcome.result, ctx.tenantKey),
+  };
+  const record = serviceRecord('invoke.completed', PRODUCERS.mcp, completionIdem(step.cause), body);
+  await land(ctx, record, plain);
 }

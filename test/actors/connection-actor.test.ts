@@ -14,6 +14,7 @@ import type { ConnectionValue } from '../../src/resources/types.ts';
 import type { ControlStore } from '../../src/storage/control-store.ts';
 import { startEverything, type EverythingServer } from '../mcp/peers/everything.ts';
 import { freePort } from '../mcp/peers/loopback.ts';
+import { loopbackEgress } from '../support/egress.ts';
 import { storeFolder, type StoreFolder } from './proposal-fixture.ts';
 
 let everything: EverythingServer;
@@ -55,6 +56,7 @@ describe('connections in the actor host', () => {
       baseUrl: 'http://127.0.0.1',
       clock,
       entropy: systemEntropy,
+      egress: loopbackEgress(),
     });
     return { store, host, service };
   }

@@ -1,11 +1,16 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { UpstreamFailure } from '../../src/errors.ts';
 import { callTool } from '../../src/mcp/call.ts';
+import { EndpointRefused } from '../../src/mcp/failures.ts';
+import { Egress } from '../../src/net/egress.ts';
 import { startEverything } from './peers/everything.ts';
 import type { EverythingServer } from './peers/everything.ts';
 import { freePort } from './peers/loopback.ts';
 import { sampleTools, startPagingServer } from './peers/paging.ts';
 import type { PagingServer } from './peers/paging.ts';
+import { loopbackEgress } from '../support/egress.ts';
+
+const egress = loopbackEgress();
 
 let everything: EverythingServer;
 let paging: PagingServer;
@@ -20,7 +25,7 @@ afterAll(async () => {
 });
 
 const call = (name: string, args: Record<string, unknown>, timeoutMs = 5000) =>
-  callTool({ endpoint: everything.endpoint, name, args, timeoutMs });
+  callTool({ endpoint: everything.endpoint, name, args, timeoutMs, egress });
 
 describe('calling a tool of server-everything', () => {
   it('answers the tool result', async () => {
@@ -73,14 +78,35 @@ describe('calling a tool elsewhere', () => {
       name: 'tool-00',
       args: { value: 1 },
       timeoutMs: 5000,
+      egress,
     });
     expect(result).toMatchObject({ isError: true, content: [{ type: 'text' }] });
   });
 
   it('fails as upstream when the server cannot be reached', async () => {
     const endpoint = `http://127.0.0.1:${await freePort()}/mcp`;
-    const failure = callTool({ endpoint, name: 'echo', args: {}, timeoutMs: 5000 });
+    const failure = callTool({ endpoint, name: 'echo', args: {}, timeoutMs: 5000, egress });
     await expect(failure).rejects.toBeInstanceOf(UpstreamFailure);
     await expect(failure).rejects.toMatchObject({ code: 'upstream_unreachable' });
+  });
+});
+
+describe('calling through the egress guard', () => {
+  it('fails as endpoint_refused, an upstream failure the caller answers ok:false with', async () => {
+    const failure = callTool({
+      endpoint: everything.endpoint,
+      name: 'echo',
+      args: { message: 'hi' },
+      timeoutMs: 5000,
+      egress: new Egress(),
+    });
+    await expect(failure).rejects.toBeInstanceOf(EndpointRefused);
+    await expect(failure).rejects.toBeInstanceOf(UpstreamFailure);
+    await expect(failure).rejects.toMatchObject({
+      code: 'endpoint_refused',
+      status: 502,
+      refusal: 'is a loopback address',
+      message: expect.stringContaining('EGRESS_ALLOW') as unknown,
+    });
   });
 });

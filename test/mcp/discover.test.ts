@@ -11,6 +11,9 @@ import { freePort, listenOnLoopback } from './peers/loopback.ts';
 import type { Loopback } from './peers/loopback.ts';
 import { sampleTools, startPagingServer } from './peers/paging.ts';
 import type { PagingServer } from './peers/paging.ts';
+import { loopbackEgress } from '../support/egress.ts';
+
+const egress = loopbackEgress();
 
 let everything: EverythingServer;
 beforeAll(async () => {
@@ -39,6 +42,7 @@ describe('discovering server-everything', () => {
   it('captures all thirteen tools, sorted, with the four kept fields and a digest of them', async () => {
     const clock = new ManualClock(Date.UTC(2026, 2, 1));
     const catalog = await discoverCatalog({
+      egress,
       endpoint: everything.endpoint,
       timeoutMs: 10_000,
       clock,
@@ -66,12 +70,14 @@ describe('discovering server-everything', () => {
   it('answers the same digest twice for an unchanged server, stamped by the clock each time', async () => {
     const clock = new ManualClock();
     const first = await discoverCatalog({
+      egress,
       endpoint: everything.endpoint,
       timeoutMs: 10_000,
       clock,
     });
     clock.advance(60_000);
     const second = await discoverCatalog({
+      egress,
       endpoint: everything.endpoint,
       timeoutMs: 10_000,
       clock,
@@ -86,6 +92,7 @@ describe('discovering a paging server', () => {
   it('follows nextCursor over three pages', async () => {
     const server = await paging(7, 3);
     const catalog = await discoverCatalog({
+      egress,
       endpoint: server.endpoint,
       timeoutMs: 5000,
       clock: new ManualClock(),
@@ -98,7 +105,12 @@ describe('discovering a paging server', () => {
   it('changes the digest when a tool changes, and only then', async () => {
     const server = await paging(7, 3);
     const discover = () =>
-      discoverCatalog({ endpoint: server.endpoint, timeoutMs: 5000, clock: new ManualClock() });
+      discoverCatalog({
+        egress,
+        endpoint: server.endpoint,
+        timeoutMs: 5000,
+        clock: new ManualClock(),
+      });
     const before = await discover();
 
     server.setTools(sampleTools(7).reverse());
@@ -120,6 +132,7 @@ describe('discovering a paging server', () => {
     const server = await paging(7, 3);
     server.setMode('loop');
     const failure = discoverCatalog({
+      egress,
       endpoint: server.endpoint,
       timeoutMs: 5000,
       clock: new ManualClock(),
@@ -128,7 +141,7 @@ describe('discovering a paging server', () => {
     await expect(failure).rejects.toMatchObject({
       code: 'upstream_unreadable',
       status: 502,
-      message: expect.stringContaining('repeated the cursor') as unknown,
+      message: expect.stringContaining('repeated a cursor') as unknown,
     });
     expect(server.cursors).toEqual([null, 'p0']);
   });
@@ -137,6 +150,7 @@ describe('discovering a paging server', () => {
     const server = await paging(7, 3);
     server.setMode('endless');
     const failure = discoverCatalog({
+      egress,
       endpoint: server.endpoint,
       timeoutMs: 5000,
       clock: new ManualClock(),
@@ -150,7 +164,12 @@ describe('discovering a paging server', () => {
     const server = await paging(3, 2);
     server.setTools([...sampleTools(3), ...sampleTools(1)]);
     await expect(
-      discoverCatalog({ endpoint: server.endpoint, timeoutMs: 5000, clock: new ManualClock() }),
+      discoverCatalog({
+        egress,
+        endpoint: server.endpoint,
+        timeoutMs: 5000,
+        clock: new ManualClock(),
+      }),
     ).rejects.toMatchObject({
       code: 'upstream_unreadable',
       message: expect.stringContaining('"tool-00" is listed twice') as unknown,
@@ -161,7 +180,12 @@ describe('discovering a paging server', () => {
 describe('a server that cannot be read', () => {
   it('is unreachable when nothing listens, naming the endpoint', async () => {
     const endpoint = `http://127.0.0.1:${await freePort()}/mcp`;
-    const failure = discoverCatalog({ endpoint, timeoutMs: 5000, clock: new ManualClock() });
+    const failure = discoverCatalog({
+      egress,
+      endpoint,
+      timeoutMs: 5000,
+      clock: new ManualClock(),
+    });
     await expect(failure).rejects.toBeInstanceOf(UpstreamFailure);
     await expect(failure).rejects.toMatchObject({
       code: 'upstream_unreachable',
@@ -175,6 +199,7 @@ describe('a server that cannot be read', () => {
     const started = Date.now();
     await expect(
       discoverCatalog({
+        egress,
         endpoint: `${silent.origin}/mcp`,
         timeoutMs: 300,
         clock: new ManualClock(),
@@ -188,7 +213,12 @@ describe('a server that cannot be read', () => {
       res.writeHead(404, { 'content-type': 'text/html' }).end('<h1>not here</h1>');
     });
     await expect(
-      discoverCatalog({ endpoint: `${web.origin}/mcp`, timeoutMs: 5000, clock: new ManualClock() }),
+      discoverCatalog({
+        egress,
+        endpoint: `${web.origin}/mcp`,
+        timeoutMs: 5000,
+        clock: new ManualClock(),
+      }),
     ).rejects.toMatchObject({ code: 'upstream_unreadable' });
   });
 
@@ -197,6 +227,7 @@ describe('a server that cannot be read', () => {
       res.writeHead(401, { 'www-authenticate': 'Bearer' }).end();
     });
     const failure = discoverCatalog({
+      egress,
       endpoint: `${guarded.origin}/mcp`,
       timeoutMs: 5000,
       clock: new ManualClock(),
@@ -217,6 +248,7 @@ describe('a server that cannot be read', () => {
     }, 100);
     await expect(
       discoverCatalog({
+        egress,
         endpoint: `${silent.origin}/mcp`,
         timeoutMs: 5000,
         clock: new ManualClock(),

@@ -13,11 +13,16 @@ import {
   freshAuthorizeUrl,
 } from '../../src/mcp/oauth.ts';
 import type { LinkContext, LinkOutcome, LinkRequest } from '../../src/mcp/oauth.ts';
+import { Egress } from '../../src/net/egress.ts';
+import { parseAllowList } from '../../src/net/addresses.ts';
+import { listenOnLoopback } from './peers/loopback.ts';
 import { startOAuthServer } from './peers/oauth-server.ts';
 import type { OAuthServer } from './peers/oauth-server.ts';
 import { sampleTools, startPagingServer } from './peers/paging.ts';
+import { loopbackEgress } from '../support/egress.ts';
 
 const BASE_URL = 'https://sessions.example.test';
+const egress = loopbackEgress();
 
 let peer: OAuthServer;
 let store: MemoryOAuthStateStore;
@@ -28,7 +33,7 @@ beforeEach(async () => {
   peer = await startOAuthServer();
   store = new MemoryOAuthStateStore();
   clock = new ManualClock();
-  context = { store, baseUrl: BASE_URL, clock, entropy: systemEntropy, timeoutMs: 5000 };
+  context = { store, baseUrl: BASE_URL, clock, entropy: systemEntropy, timeoutMs: 5000, egress };
   link = {
     tenant: `t-${randomUUID()}`,
     connection: 'notes',
@@ -61,6 +66,7 @@ async function approve(authorize: URL): Promise<{ code: string; state: string }>
 
 const whoami = (provider = connectionProvider(context, link)) =>
   callTool({
+    egress,
     endpoint: peer.endpoint,
     authProvider: provider,
     name: 'whoami',
@@ -203,6 +209,7 @@ describe('linking an OAuth-protected server', () => {
 describe('a static bearer credential', () => {
   it('opens the server without OAuth, and a wrong one reads as needing authorization', async () => {
     const called = await callTool({
+      egress,
       endpoint: peer.endpoint,
       bearer: peer.authority.staticToken,
       name: 'whoami',
@@ -212,6 +219,7 @@ describe('a static bearer credential', () => {
     expect(called.content).toEqual([{ type: 'text', text: 'static' }]);
     await expect(
       callTool({
+        egress,
         endpoint: peer.endpoint,
         bearer: 'not-the-token',
         name: 'whoami',
@@ -220,5 +228,37 @@ describe('a static bearer credential', () => {
       }),
     ).rejects.toMatchObject({ code: 'upstream_authorization_required' });
     expect(peer.authority.counts.registrations).toBe(0);
+  });
+});
+
+describe('URLs a server points at', () => {
+  it('go through the guard: metadata on a refused address stops the flow before any request', async () => {
+    // 127.0.0.2 is loopback (so a wrong guard could reach nothing but this machine) and
+    // outside this allow-list.
+    const seen: string[] = [];
+    const guarded = await listenOnLoopback((req, res) => {
+      seen.push(req.url ?? '');
+      res
+        .writeHead(401, {
+          'www-authenticate':
+            'Bearer resource_metadata="http://127.0.0.2:9/.well-known/oauth-protected-resource"',
+        })
+        .end();
+    });
+    try {
+      const refusing = {
+        ...context,
+        egress: new Egress({ allow: parseAllowList('127.0.0.1/32') }),
+      };
+      const failure = beginLink(refusing, { ...link, endpoint: `${guarded.origin}/mcp` });
+      await expect(failure).rejects.toMatchObject({
+        code: 'endpoint_refused',
+        message: `MCP server at ${guarded.origin}/mcp: a URL it pointed to is a loopback address, which the service does not connect to unless EGRESS_ALLOW names it`,
+      });
+      expect(seen).toEqual(['/mcp']);
+      expect(await store.loadClient(link)).toBeUndefined();
+    } finally {
+      await guarded.close();
+    }
   });
 });

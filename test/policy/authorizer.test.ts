@@ -111,3 +111,27 @@ describe('the authorizer (issue "Tool calls" item 1)', () => {
     expect(odd.decide('odd', {})).toMatchObject({ allowed: false, reason: 'invalid_args' });
   });
 });
+
+describe('input schemas of MCP servers', () => {
+  it('checks arguments against a schema that declares draft-07', () => {
+    const echo: AuthorizedTool[] = [
+      {
+        name: 'everything__echo',
+        inputSchema: {
+          $schema: 'http://json-schema.org/draft-07/schema#',
+          type: 'object',
+          properties: { message: { type: 'string' } },
+          required: ['message'],
+        },
+        source: { connection: 'everything', tool: 'echo' },
+        timeoutMs: 5000,
+        resultLimit: 1024,
+      },
+    ];
+    const authorizer = new Authorizer(compilePolicies([], echo), echo, null);
+    expect(authorizer.decide('everything__echo', { message: 'hi' })).toMatchObject({
+      allowed: true,
+    });
+    expect(authorizer.decide('everything__echo', {})).toMatchObject({ reason: 'invalid_args' });
+  });
+});

@@ -12,8 +12,10 @@ import { loadKeyMaterial, type KeyMaterial } from '../../src/auth/key-material.t
 import { TokenService } from '../../src/auth/tokens.ts';
 import { systemClock, systemEntropy, type Clock } from '../../src/clock.ts';
 import { createLogger } from '../../src/logger.ts';
+import { parseAllowList } from '../../src/net/addresses.ts';
 import { buildServices, type Services } from '../../src/services.ts';
 import { openStores, type Stores } from '../../src/storage/open.ts';
+import { LOOPBACK_PEERS } from './egress.ts';
 import { captureLog, type LogCapture } from './log-capture.ts';
 
 export interface TestAppOptions {
@@ -28,6 +30,12 @@ export interface TestAppOptions {
   readonly consoleOidc?: AppDeps['consoleOidc'];
   /** Turn runtime settings; by default a short sweep, the usual lease and idle archive. */
   readonly turns?: Partial<AppDeps['turns']>;
+  /**
+   * `EGRESS_ALLOW` as the environment spells it. By default loopback (`LOOPBACK_PEERS`),
+   * where every MCP peer of the tests listens; `''` gives the production default, which
+   * refuses them.
+   */
+  readonly egressAllow?: string;
 }
 
 export interface TestApp {
@@ -80,6 +88,7 @@ export async function startTestApp(options: TestAppOptions = {}): Promise<TestAp
     consoleOidc: options.consoleOidc,
     shutdown: shutdown.signal,
     sealKey: keys.secretsKey,
+    egressAllow: parseAllowList(options.egressAllow ?? LOOPBACK_PEERS),
   };
   const services = buildServices(deps);
   const app = await createApp(deps, services);

@@ -10,6 +10,7 @@ import { randomUUID } from 'node:crypto';
 import { issueCredential } from '../../src/auth/opaque.ts';
 import { systemClock, systemEntropy } from '../../src/clock.ts';
 import { discoverCatalog } from '../../src/mcp/discover.ts';
+import { Egress } from '../../src/net/egress.ts';
 import type { ConnectionValue, InstallValue } from '../../src/resources/types.ts';
 import { INDEX, scoped } from '../../src/resources/types.ts';
 import type { ExtraTool, TenantConfig } from '../../src/schemas/tenant.ts';
@@ -119,7 +120,12 @@ export async function linkConnection(
   name: string,
   endpoint: string,
 ): Promise<ConnectionValue> {
-  const catalog = await discoverCatalog({ endpoint, timeoutMs: 5_000, clock: systemClock });
+  const catalog = await discoverCatalog({
+    endpoint,
+    timeoutMs: 5_000,
+    clock: systemClock,
+    egress: new Egress({ allow: harness.deps.egressAllow }),
+  });
   const value: ConnectionValue = {
     name,
     endpoint,

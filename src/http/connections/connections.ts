@@ -46,7 +46,7 @@ export function connectionRoutes(app: FastifyInstance, deps: ConnectionRouteDeps
       schema: {
         summary: 'Link an MCP server under a name',
         description:
-          'Owner. Discovers the catalog live (every page of `tools/list`), sending the `credential` secret as a bearer. A server that demands authorization leaves the connection `authorizing` and the answer carries the `authorize` URL. `name` must equal the path id; `return_to` must be on the service origin or an allowlisted one. Unreachable, refused registration or an unreadable catalog: 502, nothing changed.',
+          'Owner. Discovers the catalog live (every page of `tools/list`), sending the `credential` secret as a bearer. A server that demands authorization leaves the connection `authorizing` and the answer carries the `authorize` URL. `name` must equal the path id; `return_to` must be on the service origin or an allowlisted one. An endpoint (or a URL its server points at) on an address the egress guard refuses, or redirecting to another host: 400 `endpoint_refused` naming `body.endpoint` (`EGRESS_ALLOW` allows addresses). Unreachable, refused registration, an unreadable catalog, or one over the bounds (1,000 tools, 2 MiB, tool names `^[a-zA-Z0-9_-]{1,64}$`, valid JSON Schemas): 502, nothing changed; the problem never repeats what the server said.',
         tags: ['connections'],
         security,
         params: IdParams,

@@ -24,6 +24,7 @@ import { envelopesJson } from '../../schemas/envelope-json.ts';
 import { AppendAnswer, AppendBody } from '../../schemas/records.ts';
 import { admitRecords, checkBatchSize, landRecords } from '../../sessions/intake.ts';
 import { drivesTurns } from '../../turns/runtime.ts';
+import { completionOf } from './completion.ts';
 import { BODY_PROBLEMS, problemResponses } from '../openapi-responses.ts';
 import { PROBLEM_MEDIA_TYPE } from '../problem.ts';
 import type { SessionContext } from './context.ts';
@@ -81,26 +82,40 @@ export function appendRoute(app: FastifyInstance, context: SessionContext): void
     },
     async (request, reply) => {
       checkBatchSize(request.body);
-      const credential = await sessionCredential(request, context.tokens);
+      const credential = await sessionCredential(request, context.tokens, { grants: true });
       const id = requireAttached(credential, request.params.id);
       const header = request.headers['idempotency-key'];
+      const grant =
+        credential.audience === 'grant' ? await completionOf(context, id, credential) : null;
       const batch = admitRecords(
         {
           audience: credential.audience,
           producer: credential.producer,
           scopes: credential.scopes,
-          // Row 9: the token key, or (token key, header) when the header scopes it.
-          key: header === undefined ? credential.key : `${credential.key}:${header}`,
+          // Row 9: the token key, or (token key, header) when the header scopes it; a
+          // grant's key is its call's one completion slot, whatever the header says.
+          key:
+            header === undefined || grant !== null ? credential.key : `${credential.key}:${header}`,
+          ...(credential.cause === undefined ? {} : { cause: credential.cause }),
         },
         request.body,
+        grant?.cause ?? null,
       );
       if (!(await exists(id))) throw new NotFound('session_not_found', 'no such session');
-      // A message or a cancel gives the turn runtime work: marked due durably before it
-      // lands, so an acknowledged message is driven even if this process dies now.
+      // A message, a cancel or a completion gives the turn runtime work: marked due before
+      // it lands (an acknowledged record is driven even if this process dies now) and
+      // after (a driver that looked before it landed looks again; see `TurnRuntime.mark`).
       const drives = drivesTurns(batch.envelopes.map((envelope) => envelope.kind));
       if (drives) await context.turns.mark(id);
-      const landed = await landRecords({ logStore: context.logStore }, id, batch);
-      if (drives) context.turns.kick(id);
+      const landed = await landRecords(
+        { logStore: context.logStore, ...(grant === null ? {} : { seal: grant.seal }) },
+        id,
+        batch,
+      );
+      if (drives) {
+        await context.turns.mark(id);
+        context.turns.kick(id);
+      }
       // The answer as `envelopesJson` writes it: the schema's text without re-checking, by
       // zod, envelopes the store has just built (the schema still documents the answer,
       // and the route tests check real answers against the served OpenAPI document). A

@@ -16,6 +16,7 @@ import type { SessionTokens } from '../../sessions/tokens.ts';
 import type { ControlStore } from '../../storage/control-store.ts';
 import type { LogStore } from '../../storage/log-store.ts';
 import type { TurnRuntime } from '../../turns/runtime.ts';
+import type { ExecutorAccess } from '../../sessions/executors.ts';
 import { installCaller } from '../auth/install.ts';
 
 export interface SessionContext {
@@ -31,6 +32,10 @@ export interface SessionContext {
   readonly lifecycle: SessionLifecycle;
   /** The turn runtime: status reads its state; appends that drive turns wake it. */
   readonly turns: TurnRuntime;
+  /** The root key the tenants' sealing keys derive from (part D). */
+  readonly sealKey: Buffer;
+  /** Executor token exchange and claims. */
+  readonly executors: ExecutorAccess;
   /** The HMAC key of session ids. */
   readonly idKey: Buffer;
 }

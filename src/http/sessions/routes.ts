@@ -13,6 +13,8 @@ import type { SessionTokens } from '../../sessions/tokens.ts';
 import type { ControlStore } from '../../storage/control-store.ts';
 import type { LogStore } from '../../storage/log-store.ts';
 import type { TurnRuntime } from '../../turns/runtime.ts';
+import type { ExecutorAccess } from '../../sessions/executors.ts';
+import { executorRoutes } from './executor.ts';
 import { appendRoute } from './append.ts';
 import { archiveRoute } from './archive.ts';
 import type { SessionContext } from './context.ts';
@@ -36,6 +38,8 @@ export interface SessionRouteDeps {
   readonly directory: SessionDirectory;
   readonly lifecycle: SessionLifecycle;
   readonly turns: TurnRuntime;
+  readonly sealKey: Buffer;
+  readonly executors: ExecutorAccess;
 }
 
 /** Registers every session route. */
@@ -49,6 +53,8 @@ export function sessionRoutes(app: FastifyInstance, deps: SessionRouteDeps): voi
     directory: deps.directory,
     lifecycle: deps.lifecycle,
     turns: deps.turns,
+    sealKey: deps.sealKey,
+    executors: deps.executors,
     idKey: deps.sessionIdKey,
   };
   openRoute(app, context);
@@ -56,6 +62,7 @@ export function sessionRoutes(app: FastifyInstance, deps: SessionRouteDeps): voi
   tokenRoute(app, context);
   appendRoute(app, context);
   statusRoute(app, context);
+  executorRoutes(app, context);
   archiveRoute(app, context);
   consoleSessionRoutes(app, context);
 }

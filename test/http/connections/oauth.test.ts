@@ -233,7 +233,14 @@ describe('linking an OAuth-protected server over HTTP', () => {
     const owner = await newOwner(harness);
     peer.authority.refuseRegistration(true);
     try {
-      expectProblem(await link(owner), 502, 'upstream_authorization_failed');
+      const refused = await link(owner);
+      expectProblem(refused, 502, 'upstream_authorization_failed');
+      // Which request failed, in our words; the server's own text stays in the log.
+      expect((refused.body as { message: string }).message).toContain(
+        'refused the client registration request (invalid_client_metadata)',
+      );
+      expect(refused.text).not.toContain('registration is closed');
+      expect(harness.logs.text()).toContain('registration is closed');
     } finally {
       peer.authority.refuseRegistration(false);
     }

@@ -29,6 +29,7 @@ export interface PagingServer {
   readonly cursors: (string | null)[];
   setTools(tools: readonly Tool[]): void;
   setMode(mode: PagingMode): void;
+  setPageSize(size: number): void;
   close(): Promise<void>;
 }
 
@@ -52,6 +53,7 @@ export async function startPagingServer(
 ): Promise<PagingServer> {
   let current = [...tools];
   let mode: PagingMode = 'pages';
+  let size = pageSize;
   const cursors: (string | null)[] = [];
 
   const listTools = (cursor: string | undefined) => {
@@ -60,10 +62,10 @@ export async function startPagingServer(
     if (!Number.isInteger(page) || page < 0) {
       throw new McpError(ErrorCode.InvalidParams, `unknown cursor ${cursor ?? ''}`);
     }
-    const slice = current.slice(page * pageSize, (page + 1) * pageSize);
+    const slice = current.slice(page * size, (page + 1) * size);
     if (mode === 'loop') return { tools: slice, nextCursor: 'p0' };
     if (mode === 'endless') return { tools: slice, nextCursor: `p${page + 1}` };
-    const more = (page + 1) * pageSize < current.length;
+    const more = (page + 1) * size < current.length;
     return more ? { tools: slice, nextCursor: `p${page + 1}` } : { tools: slice };
   };
 
@@ -106,6 +108,9 @@ export async function startPagingServer(
     },
     setMode: (next) => {
       mode = next;
+    },
+    setPageSize: (next) => {
+      size = next;
     },
     close: () => loopback.close(),
   };
