@@ -1,0 +1,175 @@
+/**
+ * One service deployment for `npm run bench:turns`: `node src/main.ts` in a child process
+ * (`test/support/service-process.ts`), its control and work stores in a fresh PostgreSQL
+ * schema (named through the URL's `options=-c search_path=…`, which `pg` passes to the
+ * server, so the service's own configuration needs nothing new), its log on Redis, and
+ * its keys in a fresh data folder. The bench makes the keys first (`loadKeyMaterial`, as
+ * the service then finds them), so it holds the secrets key the stores seal with and the
+ * operator token it signs in with.
+ *
+ * `drop` stops the service if it still runs, then removes everything the deployment
+ * made: the schema, the folder and the Redis keys of every session it was told of
+ * (`track`); the service's log keys have no prefix of their own to sweep by.
+ */
+import { randomBytes } from 'node:crypto';
+import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { Redis } from 'ioredis';
+import pg from 'pg';
+import { loadKeyMaterial } from '../src/auth/key-material.ts';
+import { sessionKeys } from '../src/storage/redis/keys.ts';
+import { startService, type ServiceProcess } from '../test/support/service-process.ts';
+
+/** The prefix `openStores` gives the Redis log store (`openRedisLogStore`'s default). */
+const LOG_PREFIX = 'log:';
+/**
+ * Far above what loopback reaches, as `bench/http-server.ts` sets them: the limiter still
+ * runs on every request, but the bench measures turns, not refusals.
+ */
+const RATE_LIMIT = '10000000';
+
+/**
+ * CPU seconds (user + system) process `pid` has used so far: fields 14 and 15 of
+ * /proc/<pid>/stat, in USER_HZ ticks, which Linux fixes at 100 for /proc.
+ */
+export async function cpuSeconds(pid: number): Promise<number> {
+  const stat = await readFile(`/proc/${pid}/stat`, 'utf8');
+  // The command name (field 2) may hold spaces; the fields after it are plain.
+  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  return (Number(fields[11]) + Number(fields[12])) / 100;
+}
+
+export interface DeploymentOptions {
+  readonly redisUrl: string;
+  /** The server's database; the deployment works in a fresh schema of it. */
+  readonly databaseUrl: string;
+}
+
+export class Deployment {
+  readonly dataDir: string;
+  /** DATABASE_URL as the service gets it: the fresh schema first on `search_path`. */
+  readonly databaseUrl: string;
+  readonly redisUrl: string;
+  readonly operatorToken: string;
+  readonly secretsKey: Buffer;
+  readonly #admin: pg.Client;
+  readonly #schema: string;
+  readonly #sessions = new Set<string>();
+  #service: ServiceProcess | undefined;
+  #dropped: Promise<void> | undefined;
+
+  private constructor(
+    options: DeploymentOptions,
+    admin: pg.Client,
+    schema: string,
+    dataDir: string,
+    operatorToken: string,
+    secretsKey: Buffer,
+  ) {
+    this.#admin = admin;
+    this.#schema = schema;
+    this.dataDir = dataDir;
+    this.redisUrl = options.redisUrl;
+    const url = new URL(options.databaseUrl);
+    url.searchParams.set('options', `-c search_path=${schema}`);
+    this.databaseUrl = url.toString();
+    this.operatorToken = operatorToken;
+    this.secretsKey = secretsKey;
+  }
+
+  /** Makes the schema, the folder and the keys; the service is started by `start`. */
+  static async create(options: DeploymentOptions): Promise<Deployment> {
+    const schema = `bench_turns_${randomBytes(4).toString('hex')}`;
+    const admin = new pg.Client({ connectionString: options.databaseUrl });
+    await admin.connect();
+    await admin.query(`CREATE SCHEMA ${schema}`);
+    const dataDir = await mkdtemp(path.join(tmpdir(), 'bench-turns-'));
+    const operatorToken = `op_${randomBytes(32).toString('base64url')}`;
+    const keys = await loadKeyMaterial({
+      dataDir,
+      signingKeyPem: undefined,
+      secretsKey: undefined,
+      operatorToken,
+    });
+    return new Deployment(options, admin, schema, dataDir, operatorToken, keys.secretsKey);
+  }
+
+  /** Starts the service; resolves with its base URL once `/health` answers. */
+  async start(): Promise<string> {
+    this.#service = await startService({
+      OPERATOR_TOKEN: this.operatorToken,
+      DATA_DIR: this.dataDir,
+      DATABASE_URL: this.databaseUrl,
+      REDIS_URL: this.redisUrl,
+      RATE_LIMIT_PER_SECOND: RATE_LIMIT,
+      APPDOC_RATE_LIMIT_PER_MINUTE: RATE_LIMIT,
+    });
+    return this.#service.url;
+  }
+
+  /** The service's process id; throws when it is not running. */
+  get pid(): number {
+    const pid = this.#service?.child.pid;
+    if (pid === undefined) throw new Error('the service is not running');
+    return pid;
+  }
+
+  /** The service's resident set size now, in bytes (VmRSS of /proc/<pid>/status). */
+  async rss(): Promise<number> {
+    const pid = this.pid;
+    const status = await readFile(`/proc/${pid}/status`, 'utf8');
+    const kb = /^VmRSS:\s+(\d+) kB$/m.exec(status)?.[1];
+    if (kb === undefined) throw new Error(`no VmRSS in /proc/${pid}/status`);
+    return Number(kb) * 1024;
+  }
+
+  /** Throws with the service's stderr if it exited under the bench. */
+  check(): void {
+    const code = this.#service?.child.exitCode;
+    if (code !== null && code !== undefined) {
+      throw new Error(`the service exited with ${code}: ${this.#service?.stderr() ?? ''}`);
+    }
+  }
+
+  /** Remembers sessions whose Redis keys `drop` removes. */
+  track(sessions: Iterable<{ readonly id: string }>): void {
+    for (const session of sessions) this.#sessions.add(session.id);
+  }
+
+  /** Stops the service (SIGTERM, waiting for its exit). */
+  async stop(): Promise<void> {
+    const service = this.#service;
+    this.#service = undefined;
+    if (service?.child.exitCode === null) await service.stop();
+  }
+
+  /**
+   * Stops the service and removes the schema, the folder and the tracked sessions' keys;
+   * a second call (an interrupt during the first) waits for the first.
+   */
+  drop(): Promise<void> {
+    this.#dropped ??= this.#drop();
+    return this.#dropped;
+  }
+
+  async #drop(): Promise<void> {
+    await this.stop();
+    const redis = new Redis(this.redisUrl);
+    try {
+      const ids = [...this.#sessions];
+      for (let i = 0; i < ids.length; i += 500) {
+        const keys = ids.slice(i, i + 500).flatMap((id) => {
+          const { log, meta, keys: idempotency } = sessionKeys(LOG_PREFIX, id);
+          return [log, meta, idempotency];
+        });
+        await redis.unlink(...keys);
+      }
+    } finally {
+      await redis.quit();
+      await this.#admin.query(`DROP SCHEMA ${this.#schema} CASCADE`);
+      await this.#admin.end();
+      await rm(this.dataDir, { recursive: true, force: true });
+    }
+  }
+}

@@ -1,0 +1,400 @@
+/**
+ * `npm run bench:turns`: agent turns on the real service, each figure beside a bare
+ * baseline measured in the same run on the same backend, printed as one table of ours /
+ * baseline / ratio.
+ *
+ * Processes. The service is `node src/main.ts` in a child process (`turns-deployment.ts`:
+ * its log on Redis, its control and work stores in a fresh PostgreSQL schema, keys in a
+ * fresh data folder, rate limits far above loopback), started the way an operator starts
+ * it; the bare route (`turns-bare.ts`) runs in a child process of its own; this process
+ * is the users: it makes an install through the public flow (operator grant, inference
+ * option on the `simulated` provider, proposal, consent, install key) and opens sessions
+ * with it (`turns-client.ts`), and watches every turn on the principal's NDJSON tail
+ * (`turns-tail.ts`). On a 2-core machine the processes, Redis and PostgreSQL share the
+ * cores: the figures are for the machine as a whole, and so are the baselines.
+ *
+ * 1. Turns, closed loop (`turns-load.ts`): 100 and then 1,000 sessions, each sending a
+ *    message, waiting for its `turn.ended` on its tail and sending the next, for
+ *    LOOP_SECONDS after a warm-up. The figure is the records those turns landed per
+ *    second (the message and the service's `turn.started`, `model.output`, `turn.ended`,
+ *    as the tails saw them), with the turns/s, the send-to-`turn.ended` times and the CPU
+ *    each process spent per record (/proc/<pid>/stat) beside it.
+ *    Baseline: plain appends. A principal may land only `message.submitted` and
+ *    `turn.cancel`, and both drive turns, so no plain append exists on the service's own
+ *    route; and an install whose option cannot infer still marks, leases and parks on
+ *    every append, so it is not plain either. The baseline is the bare route of
+ *    `npm run bench` instead (`http-bare.ts`: Fastify and one Lua call per request that
+ *    mints the cursor and XADDs the record, on the same Redis): the least an append over
+ *    HTTP can do, driven by as many closed-loop writers as there are sessions, each
+ *    POSTing the same one-record body and waiting for its answer. Every turn starts with
+ *    such an append, so the ratio says what share of the store's plain record rate the
+ *    turn machinery (work store marks and leases, the driver, its reads and appends, the
+ *    tails) keeps. Target: >= 0.5.
+ * 2. Latency at a steady PACED_RATE turns/s, open loop over PACED_SESSIONS sessions (each
+ *    at most one turn in flight): from sending the message to its `turn.ended` seen on
+ *    the tail, p50 and p99. Baseline: from sending the same message to its own record
+ *    seen on the same tail, the plain append-to-delivery of the same request, at the
+ *    same rate in the same run; the turn's latency cannot be below it. Target: p99 < 20 ms.
+ * 3. Memory (`turns-memory.ts`), on a second deployment started for it: the service's
+ *    VmRSS growth with MEMORY_SESSIONS sessions that each ran one turn, beside the growth
+ *    with the same sessions opened before any ran a turn. Target: < 200 MB.
+ * 4. Replay (`turns-replay.ts`): a session of REPLAY_RECORDS records built over HTTP
+ *    (2,500 turns), then, in this process on the same stores, `new SessionState` +
+ *    `catchUp` beside the bare `log.read` of the same records, medians of REPEATS runs.
+ *    Target: < 100 ms.
+ *
+ * The whole run takes about four minutes on a 2-core machine, two of them in
+ * part 3 (10,000 session opens and 10,000 turns at the rate the service manages them).
+ *
+ * Each row runs on sessions of its own, so one that fails leaves the others measurable. A
+ * turn that does not end within TURN_TIMEOUT_MS, a turn that ends other than `completed`,
+ * a refused call, an `Err` line on a tail or a service that exits fails its row: the row
+ * reads FAILED, the error is printed under the table, and the run exits 1.
+ *
+ * REDIS_URL and DATABASE_URL pick the servers (defaults: local Redis, the local `test`
+ * database). BENCH_PARTS picks parts (comma-separated): throughput (or throughput-100,
+ * throughput-1000), latency, memory, replay; all by default.
+ */
+import { fork, type ChildProcess } from 'node:child_process';
+import { once } from 'node:events';
+import { performance } from 'node:perf_hooks';
+import type { BareReady } from './turns-bare.ts';
+import { TurnsClient } from './turns-client.ts';
+import { cpuSeconds, Deployment } from './turns-deployment.ts';
+import {
+  bareThroughput,
+  closedLoopTurns,
+  pacedTurns,
+  quantile,
+  type PacedLatency,
+  type TurnThroughput,
+} from './turns-load.ts';
+import { memoryGrowth } from './turns-memory.ts';
+import { buildSession, REPEATS, timeReplay } from './turns-replay.ts';
+import { TurnTail } from './turns-tail.ts';
+import { loadAverage, ms, rate, table } from './table.ts';
+
+const REDIS_URL = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
+const DATABASE_URL = process.env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
+const PARTS = new Set(
+  (process.env.BENCH_PARTS ?? 'throughput,latency,memory,replay').split(',').map((p) => p.trim()),
+);
+const LOADS = [100, 1000].filter(
+  (sessions) => PARTS.has('throughput') || PARTS.has(`throughput-${sessions}`),
+);
+const LOOP_SECONDS = 10;
+const BARE_SECONDS = 5;
+const PACED_RATE = 100;
+const PACED_SECONDS = 10;
+const PACED_SESSIONS = 200;
+const MEMORY_SESSIONS = 10_000;
+const REPLAY_RECORDS = 10_001;
+const TAIL_CHUNK = 100;
+
+const MB = 1024 * 1024;
+/** Deployments not dropped yet: an interrupt drops them before the process ends. */
+const live = new Set<Deployment>();
+let interrupted = false;
+const verdict = (met: boolean) => (met ? 'met' : 'MISSED');
+const rows: string[][] = [];
+const failures: string[] = [];
+
+/** A row's failure after its baseline was measured: the row still shows the baseline. */
+class RowFailure extends Error {
+  readonly baseline: string;
+  constructor(message: string, baseline: string, options?: ErrorOptions) {
+    super(message, options);
+    this.baseline = baseline;
+  }
+}
+
+/** Runs one row's measurement; a failure becomes a FAILED row and an error under the table. */
+async function row(
+  measure: string,
+  unit: string,
+  target: string,
+  run: () => Promise<string[]>,
+): Promise<void> {
+  try {
+    rows.push([measure, unit, ...(await run())]);
+  } catch (error) {
+    failures.push(`${measure}: ${error instanceof Error ? error.message : String(error)}`);
+    rows.push([
+      measure,
+      unit,
+      'FAILED',
+      error instanceof RowFailure ? error.baseline : '',
+      '',
+      `${target} FAILED`,
+      `see error ${failures.length}`,
+    ]);
+  }
+}
+
+/** Starts the bare route's process; resolves with it, its base URL and its pid. */
+async function startBare(): Promise<Bare & { readonly child: ChildProcess }> {
+  const child = fork(new URL('./turns-bare.ts', import.meta.url), [], {
+    execArgv: ['--disable-warning=ExperimentalWarning'],
+    env: { ...process.env, REDIS_URL },
+  });
+  const [ready] = (await Promise.race([
+    once(child, 'message'),
+    once(child, 'exit').then(() => {
+      throw new Error('the bare route exited before it was ready');
+    }),
+  ])) as [BareReady];
+  if (child.pid === undefined) throw new Error('the bare route has no pid');
+  return { child, base: `http://127.0.0.1:${ready.port}`, pid: child.pid };
+}
+
+/**
+ * Opens `count` sessions of a fresh install and a tail on each, TAIL_CHUNK at a time, each
+ * from the cursor after `session.opened`.
+ */
+async function sessionsWithTails(
+  deployment: Deployment,
+  client: TurnsClient,
+  count: number,
+): Promise<TurnTail[]> {
+  const { key } = await client.install();
+  const sessions = await client.openSessions(key, count);
+  deployment.track(sessions);
+  const tails: TurnTail[] = [];
+  try {
+    for (let i = 0; i < sessions.length; i += TAIL_CHUNK) {
+      const chunk = sessions.slice(i, i + TAIL_CHUNK).map((s) => TurnTail.open(client.base, s, 2));
+      tails.push(...(await Promise.all(chunk)));
+    }
+  } catch (error) {
+    for (const tail of tails) tail.close();
+    throw error;
+  }
+  return tails;
+}
+
+/** The bare route's process: where it listens, and its pid for its CPU time. */
+interface Bare {
+  readonly base: string;
+  readonly pid: number;
+}
+
+/** Part 1, one row: `load` sessions closed-loop, then the bare route with as many writers. */
+async function throughputRow(
+  deployment: Deployment,
+  client: TurnsClient,
+  bare: Bare,
+  load: number,
+): Promise<void> {
+  await row(
+    `records landed by turns, ${rate(load)} sessions closed-loop`,
+    'rec/s',
+    '>= 0.5',
+    async () => {
+      const tails = await sessionsWithTails(deployment, client, load);
+      const cpuBefore = await cpuSeconds(deployment.pid);
+      let turns: TurnThroughput | Error;
+      try {
+        turns = await closedLoopTurns(client, tails, LOOP_SECONDS);
+      } catch (error) {
+        turns = error instanceof Error ? error : new Error(String(error));
+      } finally {
+        for (const tail of tails) tail.close();
+      }
+      // Over the whole run, warm-up and drain included: CPU per record the tails saw.
+      const serviceCpu = (await cpuSeconds(deployment.pid)) - cpuBefore;
+      const serviceRecords = tails.reduce((sum, tail) => sum + tail.records, 0);
+      deployment.check();
+      // The baseline runs even after a failure, so the error reads beside what it reached.
+      const bareCpuBefore = await cpuSeconds(bare.pid);
+      const plain = await bareThroughput(bare.base, load, BARE_SECONDS).catch((error: unknown) =>
+        error instanceof Error ? error : new Error(String(error)),
+      );
+      const bareCpu = (await cpuSeconds(bare.pid)) - bareCpuBefore;
+      if (turns instanceof Error) {
+        const baseline = plain instanceof Error ? '' : rate(plain.recordsPerSecond);
+        const also = plain instanceof Error ? `; the bare route failed too: ${plain.message}` : '';
+        throw new RowFailure(`${turns.message}${also}`, baseline, { cause: turns });
+      }
+      if (plain instanceof Error) throw plain;
+      const ratio = turns.recordsPerSecond / plain.recordsPerSecond;
+      const cpuPerRecord = (seconds: number, records: number) =>
+        ((seconds * 1000) / records).toFixed(3);
+      return [
+        rate(turns.recordsPerSecond),
+        rate(plain.recordsPerSecond),
+        ratio.toFixed(3),
+        `>= 0.5 ${verdict(ratio >= 0.5)}`,
+        `${turns.turnsPerSecond.toFixed(1)} turns/s, ${turns.recordsPerTurn.toFixed(2)} rec/turn; ` +
+          `send -> turn.ended p50 ${ms(quantile(turns.turnMs, 0.5))}, ` +
+          `p99 ${ms(quantile(turns.turnMs, 0.99))}, max ${ms(quantile(turns.turnMs, 1))} ms; ` +
+          `CPU ms/rec service ${cpuPerRecord(serviceCpu, serviceRecords)}, ` +
+          `bare ${cpuPerRecord(bareCpu, plain.records)}`,
+      ];
+    },
+  );
+}
+
+/** Part 2: two rows (p50, p99) from one paced run. */
+async function latencyRows(deployment: Deployment, client: TurnsClient): Promise<void> {
+  const label = `append -> turn.ended on the tail, ${PACED_RATE} turns/s`;
+  /** The paced run, once for both rows (a failure fails both). */
+  let paced: Promise<PacedLatency & { readonly busy: number }> | undefined;
+  const measure = async () => {
+    const tails = await sessionsWithTails(deployment, client, PACED_SESSIONS);
+    const cpuBefore = await cpuSeconds(deployment.pid);
+    const began = performance.now();
+    try {
+      const latency = await pacedTurns(client, tails, PACED_RATE, PACED_SECONDS);
+      // The service's share of one core meanwhile: how near saturation the rate is.
+      const cpu = (await cpuSeconds(deployment.pid)) - cpuBefore;
+      return { ...latency, busy: cpu / ((performance.now() - began) / 1000) };
+    } finally {
+      for (const tail of tails) tail.close();
+      deployment.check();
+    }
+  };
+  const run = () => (paced ??= measure());
+  for (const [q, target] of [
+    [0.5, ''],
+    [0.99, '< 20 ms'],
+  ] as const) {
+    await row(`${label}, p${q * 100}`, 'ms', target, async () => {
+      const { ended, delivered, sent, loopP99, busy } = await run();
+      const ours = quantile(ended, q);
+      const base = quantile(delivered, q);
+      return [
+        ms(ours),
+        ms(base),
+        (ours / base).toFixed(2),
+        target === '' ? '' : `${target} ${verdict(ours < 20)}`,
+        `${ended.length}/${sent} turns measured, max ${ms(quantile(ended, 1))} ms; ` +
+          `service CPU ${(busy * 100).toFixed(0)}% of a core; client loop p99 ${ms(loopP99)} ms`,
+      ];
+    });
+  }
+}
+
+/** Part 4: builds the session on the running service, stops it, and times the replay. */
+async function replayRow(deployment: Deployment, client: TurnsClient): Promise<void> {
+  await row(
+    `rebuild a session of ${rate(REPLAY_RECORDS)} records by replay`,
+    'ms',
+    '< 100 ms',
+    async () => {
+      const built = await buildSession(client, REPLAY_RECORDS, (session) => {
+        deployment.track([session]);
+      });
+      deployment.check();
+      // The service is stopped first, so the replay shares the machine with nobody.
+      await deployment.stop();
+      const replay = await timeReplay(deployment, built);
+      return [
+        ms(replay.replayMs),
+        ms(replay.readMs),
+        (replay.replayMs / replay.readMs).toFixed(2),
+        `< 100 ms ${verdict(replay.replayMs < 100)}`,
+        `median of ${REPEATS}; replays ${replay.replays.map((n) => n.toFixed(0)).join(' ')} ms; ` +
+          `built from ${rate(built.turns)} turns in ${built.seconds.toFixed(1)} s`,
+      ];
+    },
+  );
+}
+
+/** Runs `work` on a fresh deployment, and drops the deployment after it. */
+async function onDeployment(work: (deployment: Deployment) => Promise<void>): Promise<void> {
+  if (interrupted) throw new Error('interrupted');
+  const deployment = await Deployment.create({ redisUrl: REDIS_URL, databaseUrl: DATABASE_URL });
+  live.add(deployment);
+  try {
+    await work(deployment);
+  } finally {
+    await deployment.drop();
+    live.delete(deployment);
+  }
+}
+
+/** Parts 1, 2 and 4 on one deployment. */
+async function firstDeployment(bare: Bare | undefined, deployment: Deployment): Promise<void> {
+  const base = await deployment.start();
+  const client = new TurnsClient(base, deployment.operatorToken, Math.max(16, ...LOADS));
+  try {
+    for (const load of LOADS) {
+      if (bare === undefined) throw new Error('the bare route is not running');
+      await throughputRow(deployment, client, bare, load);
+    }
+    if (PARTS.has('latency')) await latencyRows(deployment, client);
+    if (PARTS.has('replay')) await replayRow(deployment, client);
+  } finally {
+    client.close();
+  }
+}
+
+/** Part 3 on a deployment of its own. */
+async function memoryDeployment(deployment: Deployment): Promise<void> {
+  const base = await deployment.start();
+  const client = new TurnsClient(base, deployment.operatorToken, 128);
+  try {
+    await row(`VmRSS growth, ${rate(MEMORY_SESSIONS)} sessions`, 'MB', '< 200 MB', async () => {
+      const growth = await memoryGrowth(deployment, client, MEMORY_SESSIONS);
+      return [
+        (growth.ranTurns / MB).toFixed(1),
+        (growth.opened / MB).toFixed(1),
+        (growth.ranTurns / growth.opened).toFixed(2),
+        `< 200 MB ${verdict(growth.ranTurns < 200 * MB)}`,
+        `from ${(growth.start / MB).toFixed(0)} MB; opened in ${growth.openSeconds.toFixed(1)} s, ` +
+          `one turn each in ${growth.turnSeconds.toFixed(1)} s`,
+      ];
+    });
+  } finally {
+    client.close();
+  }
+}
+
+const began = performance.now();
+console.log(`load average at start: ${loadAverage()}`);
+process.once('SIGINT', () => {
+  interrupted = true;
+  console.error('\ninterrupted: dropping what the run made');
+  void Promise.allSettled([...live].map((deployment) => deployment.drop())).then(() => {
+    process.exit(130);
+  });
+});
+const bare = LOADS.length > 0 ? await startBare() : undefined;
+try {
+  if (LOADS.length > 0 || PARTS.has('latency') || PARTS.has('replay')) {
+    await onDeployment((deployment) => firstDeployment(bare, deployment));
+  }
+  if (PARTS.has('memory')) await onDeployment(memoryDeployment);
+} catch (error) {
+  failures.push(
+    `the run: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}`,
+  );
+} finally {
+  if (bare?.child.exitCode === null) {
+    bare.child.send({ type: 'stop' });
+    await once(bare.child, 'exit');
+  }
+}
+
+console.log(
+  '\nAgent turns on Redis (log) + PostgreSQL (control, work), simulated provider, NDJSON tails',
+);
+console.log(
+  table(['measure', 'unit', 'ours', 'baseline', 'ours/baseline', 'target', 'notes'], rows),
+);
+console.log('baseline, records rows: the bare append route (Fastify + one Lua INCRBY/XADD per');
+console.log('  request, same Redis), as many closed-loop writers as sessions, one record each');
+console.log('baseline, latency rows: the same message seen on the same tail (append-to-delivery)');
+console.log('baseline, VmRSS row: the same sessions opened, before any ran a turn');
+console.log(
+  'baseline, replay row: log.read of the same records in the same pages, nothing applied',
+);
+console.log(`load average at end: ${loadAverage()}`);
+console.log(`whole run: ${((performance.now() - began) / 1000).toFixed(1)} s`);
+if (failures.length > 0) {
+  failures.forEach((failure, i) => {
+    console.error(`\nerror ${i + 1}, ${failure}`);
+  });
+  console.error(`\nFAILED: ${failures.length} error(s); the table holds only what was measured`);
+  process.exitCode = 1;
+}
