@@ -63,11 +63,10 @@ export class Authorizer {
   readonly #tools: ReadonlyMap<string, AuthorizedTool>;
   readonly #executor: string | null;
   readonly #validators = new Map<string, ValidateFunction | Error>();
-  readonly #ajv = new Ajv2020({ strict: false, allErrors: false, validateFormats: false });
+  /** Made on the first call that needs a schema checked: building one costs milliseconds. */
+  #ajv: Ajv2020 | null = null;
 
   constructor(plan: PolicyPlan, tools: readonly AuthorizedTool[], executor: string | null) {
-    // MCP servers often declare draft-07 input schemas (server-everything does).
-    this.#ajv.addMetaSchema(draft07);
     this.plan = plan;
     this.#tools = new Map(tools.map((tool) => [tool.name, tool]));
     this.#executor = executor;
@@ -106,12 +105,21 @@ export class Authorizer {
     return { allowed: true, target, tool, matched: decision.matched, evidence };
   }
 
+  #validator(): Ajv2020 {
+    if (this.#ajv === null) {
+      this.#ajv = new Ajv2020({ strict: false, allErrors: false, validateFormats: false });
+      // MCP servers often declare draft-07 input schemas (server-everything does).
+      this.#ajv.addMetaSchema(draft07);
+    }
+    return this.#ajv;
+  }
+
   /** The first schema error of `args`, or null when they fit. */
   #check(tool: AuthorizedTool, args: unknown): string | null {
     let validate = this.#validators.get(tool.name);
     if (validate === undefined) {
       try {
-        validate = this.#ajv.compile(tool.inputSchema as object);
+        validate = this.#validator().compile(tool.inputSchema as object);
       } catch (error) {
         validate = error instanceof Error ? error : new Error(String(error));
       }

@@ -42,13 +42,29 @@ export interface StoredLayer {
 export type LayerOpening =
   { readonly ok: true; readonly value: unknown } | { readonly ok: false; readonly error: string };
 
+/** Tenant keys derived so far, per root key (an HKDF run is about 0.1 ms; turns need many). */
+const derived = new WeakMap<Buffer, Map<string, Buffer>>();
+/** Tenants whose keys are remembered per root; past this the memory starts afresh. */
+const REMEMBERED_TENANTS = 10_000;
+
 /**
  * The sealing key of one tenant: HKDF-SHA256 of the 32-byte root key (`AppDeps.sealKey`,
  * the service's secrets key) under the label `session-layer/<tenant>`.
  */
 export function tenantSealKey(root: Buffer, tenant: string): Buffer {
   if (root.length !== 32) throw new TypeError('the sealing root key must be 32 bytes');
-  return Buffer.from(hkdfSync('sha256', root, Buffer.alloc(0), `session-layer/${tenant}`, 32));
+  let keys = derived.get(root);
+  if (keys === undefined) {
+    keys = new Map();
+    derived.set(root, keys);
+  }
+  let key = keys.get(tenant);
+  if (key === undefined) {
+    if (keys.size >= REMEMBERED_TENANTS) keys.clear();
+    key = Buffer.from(hkdfSync('sha256', root, Buffer.alloc(0), `session-layer/${tenant}`, 32));
+    keys.set(tenant, key);
+  }
+  return key;
 }
 
 /** RFC 8785 text of a value; an absent value reads as `null`. */

@@ -15,16 +15,17 @@
  * lease is free: a turn cut by kill -9 resumes on restart or elsewhere. Timers (retry
  * backoff, deadlines, idle archive, usage checkpoints) are due entries too.
  *
- * A wake that finds the session's driver already running here is remembered and drives
- * the session again once that driver ends. After a driver rests and gives its lease up it
- * reads the due entry once more: a wake marked while it held the lease (another process
- * could not start a driver then) is driven here instead of waiting for the sweep.
+ * After a driver rests, gives its lease up and leaves, its process reads the due entry
+ * once more: a wake marked while it held the lease (a kick here that found it running, or
+ * another process that could not take the lease) is driven at once instead of waiting
+ * for the sweep.
  */
 import { randomUUID } from 'node:crypto';
 import type { FastifyBaseLogger } from 'fastify';
 import type { Clock } from '../clock.ts';
 import type { InferenceProvider } from '../inference/provider.ts';
-import type { InferenceValue, SessionValue } from '../resources/types.ts';
+import type { Authorizer } from '../policy/authorizer.ts';
+import type { InferenceValue, SessionConfigValue, SessionValue } from '../resources/types.ts';
 import type { SessionDirectory } from '../sessions/directory.ts';
 import { tenantSealKey } from '../sessions/sealing.ts';
 import type { ControlStore } from '../storage/control-store.ts';
@@ -79,6 +80,10 @@ export function drivesTurns(kinds: Iterable<{ readonly name: string }>): boolean
 
 /** Sessions the sweep takes per pass. */
 const SWEEP_BATCH = 200;
+/** How long an authorizer is reused before the catalogs it reads are looked at again. */
+const AUTHORIZER_TTL_MS = 60_000;
+/** Configurations whose authorizer is kept; past this the memory starts afresh. */
+const REMEMBERED_AUTHORIZERS = 1000;
 /** When a session without a usable inference option is looked at again. */
 const UNUSABLE_RETRY_MS = 60_000;
 
@@ -88,8 +93,11 @@ export class TurnRuntime {
   /** This process's lease holder name. */
   readonly holder = `turns:${randomUUID()}`;
   readonly #drivers = new Map<string, Promise<void>>();
-  /** Sessions woken while their driver ran here: driven again when it ends. */
-  readonly #again = new Set<string>();
+  /** Authorizers by tenant, configuration and executor, with when they were built. */
+  readonly #authorizers = new Map<
+    string,
+    { readonly authorizer: Authorizer; readonly at: number }
+  >();
   readonly #states: StateCache;
   readonly #closing = new AbortController();
   #timer: NodeJS.Timeout | undefined;
@@ -129,22 +137,32 @@ export class TurnRuntime {
 
   /** Starts a driver for `session` here unless one runs here already. */
   kick(session: string): void {
-    if (this.#closing.signal.aborted) return;
-    // A driver running here may have read the state before the record that woke us
-    // landed: it runs again once it is done, rather than leaving the wake to the sweep.
-    if (this.#drivers.has(session)) {
-      this.#again.add(session);
-      return;
-    }
-    const run = this.#drive(session)
-      .catch((error: unknown) => {
-        this.#options.logger.warn({ err: error, session }, 'turn driver failed; the sweep retries');
-      })
-      .finally(() => {
-        this.#drivers.delete(session);
-        if (this.#again.delete(session)) this.kick(session);
-      });
+    if (this.#closing.signal.aborted || this.#drivers.has(session)) return;
+    const run = this.#driveOnce(session);
     this.#drivers.set(session, run);
+  }
+
+  /**
+   * One driver of `session`, then the check for a wake it missed. A wake whose kick found
+   * this driver still running was dropped, and its mark may have come after the driver's
+   * last look: once the driver is gone (its lease released, and no longer in `#drivers`,
+   * so a kick from now on starts a driver of its own), an entry due now under a stamp the
+   * driver did not settle is driven at once instead of at the next sweep.
+   */
+  async #driveOnce(session: string): Promise<void> {
+    let settled: number | null | undefined;
+    try {
+      settled = await this.#drive(session);
+    } catch (error) {
+      this.#options.logger.warn({ err: error, session }, 'turn driver failed; the sweep retries');
+    } finally {
+      this.#drivers.delete(session);
+    }
+    // Not driven here (another process holds the lease) or failed: the sweep takes it.
+    if (settled === undefined || this.#closing.signal.aborted) return;
+    const { work, clock } = this.#options;
+    const entry = await work.dueEntry(session).catch(() => null);
+    if (entry !== null && entry.stamp !== settled && entry.at <= clock.now()) this.kick(session);
   }
 
   /** Drives every due session whose lease is free. */
@@ -208,10 +226,11 @@ export class TurnRuntime {
     await Promise.allSettled([...this.#drivers.values()]);
   }
 
-  async #drive(session: string): Promise<void> {
+  /** Drives `session` under its lease; answers the stamp it settled, undefined without the lease. */
+  async #drive(session: string): Promise<number | null | undefined> {
     const { work, clock, leaseMs } = this.#options;
     const lease = `session:${session}`;
-    if (!(await work.acquireLease(lease, this.holder, clock.now(), leaseMs))) return;
+    if (!(await work.acquireLease(lease, this.holder, clock.now(), leaseMs))) return undefined;
     const lost = new AbortController();
     const stop = (): void => {
       lost.abort();
@@ -230,19 +249,12 @@ export class TurnRuntime {
       },
       Math.max(50, Math.floor(leaseMs / 3)),
     );
-    let settled: number | null;
     try {
-      settled = await this.#run(session, lost.signal);
+      return await this.#run(session, lost.signal);
     } finally {
       clearInterval(renew);
       this.#closing.signal.removeEventListener('abort', stop);
       await work.releaseLease(lease, this.holder);
-    }
-    // A wake marked while this process held the lease (another process could not start
-    // a driver then) is driven now, once this driver is gone.
-    const entry = await work.dueEntry(session);
-    if (entry !== null && entry.stamp !== settled && entry.at <= clock.now()) {
-      this.#again.add(session);
     }
   }
 
@@ -271,9 +283,7 @@ export class TurnRuntime {
     await state.catchUp(this.#options.log);
     const tenantKey = tenantSealKey(this.#options.sealKey, row.value.tenant);
     const authorizer =
-      pinned === null
-        ? null
-        : await sessionAuthorizer(control, row.value.tenant, pinned, state.context.executor);
+      pinned === null ? null : await this.#authorizer(row.value, pinned, state.context.executor);
     if (authorizer === null) {
       this.#options.logger.warn({ session }, 'the session has no pinned configuration');
       return this.#park(session, null);
@@ -299,6 +309,31 @@ export class TurnRuntime {
       signal,
     );
     return driver.run();
+  }
+
+  /**
+   * The authorizer of a session's configuration, reused across driver runs for a minute
+   * (its schemas compile once, not once per turn); the connections' catalogs it reads are
+   * looked at again when it is rebuilt.
+   */
+  async #authorizer(
+    session: SessionValue,
+    pinned: SessionConfigValue,
+    executor: string | null,
+  ): Promise<Authorizer> {
+    const key = `${session.tenant}\n${session.config}\n${executor ?? ''}`;
+    const now = this.#options.clock.now();
+    const cached = this.#authorizers.get(key);
+    if (cached !== undefined && now - cached.at < AUTHORIZER_TTL_MS) return cached.authorizer;
+    const authorizer = await sessionAuthorizer(
+      this.#options.control,
+      session.tenant,
+      pinned,
+      executor,
+    );
+    if (this.#authorizers.size >= REMEMBERED_AUTHORIZERS) this.#authorizers.clear();
+    this.#authorizers.set(key, { authorizer, at: now });
+    return authorizer;
   }
 
   /** Moves the session's due entry to `next` (null: drops it); answers the stamp it settled. */
