@@ -161,4 +161,38 @@ describe.each(backends)('executors on %s', (_name, options) => {
     expect(ofKind(audit, 'invoke.allowed')[0]?.body).not.toHaveProperty('gate');
     expect(ofKind(audit, 'invoke.completed')[0]?.body).toMatchObject({ result });
   });
+
+  it('refuses a completion after the deadline completed the call (row 58)', async () => {
+    const shipper = await newExecutor('shipper');
+    const { key } = await client.install();
+    const opened = await client.open(key, {
+      executor: { name: shipper.name, public_key: shipper.publicPem },
+    });
+    const exchanged = await exchange(opened, await assertion(shipper, audienceOf(opened)));
+    const face: OpenedSession = {
+      session: opened.session,
+      token: (exchanged.body as { token: string }).token,
+    };
+    // refund's timeout is 1 s: claimed, then left unanswered past its deadline.
+    await client.send(opened, '/call refund {"amount":5}');
+    const seen = await client.until(face, (log) => kinds(log).includes('invoke.allowed'));
+    const cause = ofKind(seen, 'invoke.allowed')[0]?.envelope.cursor ?? 0;
+    const claim = () =>
+      client.call('POST', `/sessions/${opened.session}/executor/claim`, face.token, { cause });
+    const first = await claim();
+    expect(first.body).toMatchObject({ attempt: 'first' });
+    const records = await client.turnsEnded(opened, 1, 10_000);
+    expect(ofKind(records, 'invoke.completed')[0]?.body).toMatchObject({
+      ok: false,
+      error: 'timeout',
+    });
+    const late = await client.call(
+      'POST',
+      `/sessions/${opened.session}/events`,
+      (first.body as { credential: string }).credential,
+      [{ kind: INVOKE_COMPLETED, body: { ok: true, result: null, error: null } }],
+    );
+    expect(late.status).toBe(409);
+    expect((await claim()).body).toEqual({ attempt: 'completed', credential: null, expires: null });
+  });
 });
