@@ -125,20 +125,29 @@ export class SessionDriver {
   async #loop(): Promise<number | null> {
     const { state } = this.#session;
     const { work, log, clock } = this.#deps;
+    // The due entry's stamp, read before the catch-up the current plan was made on. Only a
+    // rest or a wait needs it: work steps run without reading the entry.
+    let stamp: number | null = null;
     for (;;) {
       if (this.#signal.aborted) return null;
-      const stamp = (await work.dueEntry(state.session))?.stamp ?? 0;
       await state.catchUp(log);
       const step = this.#plan(clock.now());
-      if (step.type === 'rest') {
-        if (await work.settleDue(state.session, stamp, step.until)) return stamp;
+      if (step.type !== 'rest' && step.type !== 'wait') {
+        stamp = null;
+        await this.#do(step);
         continue;
       }
-      if (step.type === 'wait') {
-        if (await work.settleDue(state.session, stamp, step.until)) await this.#sleep(step.until);
+      if (stamp === null) {
+        // Read the stamp, then look at the log once more: a wake marked after this read
+        // fails the settle below, and one marked before it is in the catch-up.
+        stamp = (await work.dueEntry(state.session))?.stamp ?? 0;
         continue;
       }
-      await this.#do(step);
+      const settled = stamp;
+      stamp = null;
+      if (!(await work.settleDue(state.session, settled, step.until))) continue;
+      if (step.type === 'rest') return settled;
+      await this.#sleep(step.until);
     }
   }
 

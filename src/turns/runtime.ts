@@ -93,6 +93,8 @@ export class TurnRuntime {
   /** This process's lease holder name. */
   readonly holder = `turns:${randomUUID()}`;
   readonly #drivers = new Map<string, Promise<void>>();
+  /** Pinned documents by tenant and configuration hash. */
+  readonly #documents = new Map<string, SessionConfigValue>();
   /** Authorizers by tenant, configuration and executor, with when they were built. */
   readonly #authorizers = new Map<
     string,
@@ -264,7 +266,7 @@ export class TurnRuntime {
     const state = await this.#states.get(session);
     // A session the directory forgot (its install was deleted) has nothing left to drive.
     if (row === null || state === null) return this.#park(session, null);
-    const pinned = await directory.pinned(row.value);
+    const pinned = await this.#pinned(row.value);
     const optionName = pinned?.tenant.inference;
     const option =
       optionName === undefined
@@ -334,6 +336,18 @@ export class TurnRuntime {
     if (this.#authorizers.size >= REMEMBERED_AUTHORIZERS) this.#authorizers.clear();
     this.#authorizers.set(key, { authorizer, at: now });
     return authorizer;
+  }
+
+  /** The session's pinned document (§3.5): immutable under its hash, so kept once read. */
+  async #pinned(session: SessionValue): Promise<SessionConfigValue | null> {
+    const key = `${session.tenant}\n${session.config}`;
+    const cached = this.#documents.get(key);
+    if (cached !== undefined) return cached;
+    const pinned = await this.#options.directory.pinned(session);
+    if (pinned === null) return null;
+    if (this.#documents.size >= REMEMBERED_AUTHORIZERS) this.#documents.clear();
+    this.#documents.set(key, pinned);
+    return pinned;
   }
 
   /** Moves the session's due entry to `next` (null: drops it); answers the stamp it settled. */
