@@ -277,6 +277,32 @@ const common = {
   'record.other': { actions: 'advance' },
 } as const;
 
+/**
+ * awaiting_tools: a denial or a completion answers a call the same way; the last answer
+ * of the round asks the model again, or ends the turn once its rounds are spent.
+ */
+const answerTransitions = [
+  {
+    guard: and(['isPendingCall', 'lastCallAnswered', 'roundsSpent']),
+    target: 'idle',
+    actions: [
+      'advance',
+      'answerCall',
+      { type: 'owe', params: { reason: 'rounds_exhausted' } },
+      'markSince',
+    ],
+    description: 'rounds spent (turn.ended rounds_exhausted)',
+  },
+  {
+    guard: and(['isPendingCall', 'lastCallAnswered']),
+    target: 'inferring',
+    actions: ['advance', 'answerCall', 'nextRound', 'markSince'],
+    description: 'part C: every call completed or denied (round + 1)',
+  },
+  { guard: 'isPendingCall', actions: ['advance', 'answerCall'] },
+  { actions: 'advance' },
+] as const;
+
 /** The turn machine of decisions part C; see the file header. */
 export const turnMachine = turn.createMachine({
   id: 'turn',
@@ -407,48 +433,8 @@ export const turnMachine = turn.createMachine({
           },
           { actions: 'advance' },
         ],
-        'invoke.denied': [
-          {
-            guard: and(['isPendingCall', 'lastCallAnswered', 'roundsSpent']),
-            target: 'idle',
-            actions: [
-              'advance',
-              'answerCall',
-              { type: 'owe', params: { reason: 'rounds_exhausted' } },
-              'markSince',
-            ],
-            description: 'rounds spent (turn.ended rounds_exhausted)',
-          },
-          {
-            guard: and(['isPendingCall', 'lastCallAnswered']),
-            target: 'inferring',
-            actions: ['advance', 'answerCall', 'nextRound', 'markSince'],
-            description: 'part C: every call completed or denied (round + 1)',
-          },
-          { guard: 'isPendingCall', actions: ['advance', 'answerCall'] },
-          { actions: 'advance' },
-        ],
-        'invoke.completed': [
-          {
-            guard: and(['isPendingCall', 'lastCallAnswered', 'roundsSpent']),
-            target: 'idle',
-            actions: [
-              'advance',
-              'answerCall',
-              { type: 'owe', params: { reason: 'rounds_exhausted' } },
-              'markSince',
-            ],
-            description: 'rounds spent (turn.ended rounds_exhausted)',
-          },
-          {
-            guard: and(['isPendingCall', 'lastCallAnswered']),
-            target: 'inferring',
-            actions: ['advance', 'answerCall', 'nextRound', 'markSince'],
-            description: 'part C: every call completed or denied (round + 1)',
-          },
-          { guard: 'isPendingCall', actions: ['advance', 'answerCall'] },
-          { actions: 'advance' },
-        ],
+        'invoke.denied': answerTransitions,
+        'invoke.completed': answerTransitions,
       },
     },
     ended: {

@@ -9,7 +9,8 @@ import { generateKeyPairSync } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestApp, type TestApp, type TestAppOptions } from '../support/app.ts';
 import { TEST_DATABASE_URL, TEST_REDIS_URL } from '../support/services.ts';
-import { kinds, TurnClient, type TailRecord } from './turn-client.ts';
+import type { TurnClient } from './turn-client.ts';
+import { kinds, listeningClient, type TailRecord } from './turn-client.ts';
 
 const backends: [string, TestAppOptions][] = [
   ['the embedded default', {}],
@@ -43,8 +44,7 @@ describe.each(backends)('the authorizer on %s', (_name, options) => {
 
   beforeAll(async () => {
     harness = await startTestApp(options);
-    const base = await harness.app.listen({ port: 0, host: '127.0.0.1' });
-    client = new TurnClient(base, harness.keys.generatedOperatorToken ?? '');
+    client = await listeningClient(harness);
   });
   afterAll(async () => {
     await harness.close();

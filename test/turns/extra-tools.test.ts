@@ -8,7 +8,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startEverything, type EverythingServer } from '../mcp/peers/everything.ts';
 import { startTestApp, type TestApp } from '../support/app.ts';
-import { TurnClient, type TailRecord } from './turn-client.ts';
+import type { TurnClient } from './turn-client.ts';
+import { listeningClient, type TailRecord } from './turn-client.ts';
 
 const ofKind = (records: readonly TailRecord[], name: string): TailRecord[] =>
   records.filter((r) => r.envelope.kind.name === name);
@@ -21,8 +22,7 @@ describe('extra tools of a linked MCP server', () => {
   beforeAll(async () => {
     server = await startEverything();
     harness = await startTestApp();
-    const base = await harness.app.listen({ port: 0, host: '127.0.0.1' });
-    client = new TurnClient(base, harness.keys.generatedOperatorToken ?? '');
+    client = await listeningClient(harness);
   }, 30_000);
   afterAll(async () => {
     await harness.close();
@@ -74,13 +74,7 @@ describe('extra tools of a linked MCP server', () => {
       'connection:everything',
     ]);
     // Row 52: usage counts the calls under the model-visible name once the archive is counted.
-    const deadline = Date.now() + 5000;
-    let row: Record<string, unknown> | undefined;
-    while (Date.now() < deadline) {
-      [row] = await client.usage(owner);
-      if (row !== undefined && (row.events as number) >= audit.length) break;
-      await new Promise((resolve) => setTimeout(resolve, 50));
-    }
+    const row = await client.usageWhen(owner, (r) => (r.events as number) >= audit.length);
     expect(row?.tool_calls).toEqual({ everything__echo: 2 });
   }, 60_000);
 });

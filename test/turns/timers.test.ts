@@ -8,7 +8,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Clock } from '../../src/clock.ts';
 import { startTestApp, type TestApp } from '../support/app.ts';
-import { kinds, TurnClient, type TailRecord } from './turn-client.ts';
+import type { TurnClient } from './turn-client.ts';
+import { kinds, listeningClient, type TailRecord } from './turn-client.ts';
 
 const IDLE_MS = 600;
 
@@ -35,8 +36,7 @@ describe('the idle archive (row 61)', () => {
 
   beforeAll(async () => {
     harness = await startTestApp({ turns: { idleArchiveMs: IDLE_MS, sweepMs: 100 } });
-    const base = await harness.app.listen({ port: 0, host: '127.0.0.1' });
-    client = new TurnClient(base, harness.keys.generatedOperatorToken ?? '');
+    client = await listeningClient(harness);
   });
   afterAll(async () => {
     await harness.close();
@@ -83,8 +83,7 @@ describe('the 00:00 UTC usage checkpoint (row 53)', () => {
   beforeAll(async () => {
     clock.jumpTo(day + 12 * 3_600_000);
     harness = await startTestApp({ clock, turns: { sweepMs: 100 } });
-    const base = await harness.app.listen({ port: 0, host: '127.0.0.1' });
-    client = new TurnClient(base, harness.keys.generatedOperatorToken ?? '');
+    client = await listeningClient(harness);
   });
   afterAll(async () => {
     await harness.close();
@@ -101,13 +100,7 @@ describe('the 00:00 UTC usage checkpoint (row 53)', () => {
 
     // Counted once midnight passes, the session still live.
     const signedIn = await client.signIn(owner);
-    let row: Record<string, unknown> | undefined;
-    const deadline = Date.now() + 5000;
-    while (Date.now() < deadline) {
-      [row] = await client.usage(signedIn, '2030-01-01');
-      if (row !== undefined) break;
-      await new Promise((resolve) => setTimeout(resolve, 50));
-    }
+    const row = await client.usageWhen(signedIn, () => true, '2030-01-01');
     const input = records
       .filter((r) => r.envelope.kind.name === 'model.output')
       .reduce((sum, r) => sum + (r.body.usage as { input: number }).input, 0);
@@ -125,12 +118,7 @@ describe('the 00:00 UTC usage checkpoint (row 53)', () => {
     await client.archive(key, opened);
     const log = await client.log(opened);
     const archived = lastOf(log, 'session.archived');
-    let next: Record<string, unknown> | undefined;
-    while (Date.now() < deadline + 5000) {
-      [next] = await client.usage(signedIn, '2030-01-02');
-      if (next !== undefined) break;
-      await new Promise((resolve) => setTimeout(resolve, 50));
-    }
+    const next = await client.usageWhen(signedIn, () => true, '2030-01-02');
     expect(next).toMatchObject({
       events: 1,
       bytes_archived: archived?.envelope.size,

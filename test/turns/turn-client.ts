@@ -8,6 +8,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import { expect } from 'vitest';
+import type { TestApp } from '../support/app.ts';
 
 /** A landed record as the principal's tail serves it. */
 export interface TailRecord {
@@ -244,6 +245,24 @@ export class TurnClient {
     return lines.map((line) => (JSON.parse(line) as { Ok: TailRecord }).Ok);
   }
 
+  /**
+   * Polls `GET /usage` for `day` until its row satisfies `done` (counting is asynchronous:
+   * the driver checkpoints after the records land); answers the last row read.
+   */
+  async usageWhen(
+    owner: Owner,
+    done: (row: Record<string, unknown>) => boolean,
+    day?: string,
+    timeoutMs = 5000,
+  ): Promise<Record<string, unknown> | undefined> {
+    const deadline = Date.now() + timeoutMs;
+    for (;;) {
+      const [row] = await this.usage(owner, day);
+      if ((row !== undefined && done(row)) || Date.now() >= deadline) return row;
+      await new Promise((resolve) => setTimeout(resolve, 50));
+    }
+  }
+
   /** The owner signed in again (a fresh console token for the same user and tenant). */
   async signIn(owner: Owner): Promise<Owner> {
     const { token } = (await this.#ok(200, 'POST', '/console/token', this.#operator, {
@@ -252,6 +271,12 @@ export class TurnClient {
     })) as { token: string };
     return { ...owner, token };
   }
+}
+
+/** `harness`'s app listening on loopback, and a client of it with the operator grant. */
+export async function listeningClient(harness: TestApp): Promise<TurnClient> {
+  const base = await harness.app.listen({ port: 0, host: '127.0.0.1' });
+  return new TurnClient(base, harness.keys.generatedOperatorToken ?? '');
 }
 
 /** A vendor document with one tool, fresh per call. */

@@ -8,7 +8,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestApp, type TestApp, type TestAppOptions } from '../support/app.ts';
 import { TEST_DATABASE_URL, TEST_REDIS_URL } from '../support/services.ts';
-import { kinds, TurnClient, type TailRecord } from './turn-client.ts';
+import type { TurnClient } from './turn-client.ts';
+import { kinds, listeningClient, type TailRecord } from './turn-client.ts';
 
 const backends: [string, TestAppOptions][] = [
   ['the embedded default', {}],
@@ -25,8 +26,7 @@ describe.each(backends)('turns on %s', (_name, options) => {
 
   beforeAll(async () => {
     harness = await startTestApp(options);
-    const base = await harness.app.listen({ port: 0, host: '127.0.0.1' });
-    client = new TurnClient(base, harness.keys.generatedOperatorToken ?? '');
+    client = await listeningClient(harness);
   });
   afterAll(async () => {
     await harness.close();
@@ -203,13 +203,7 @@ describe.each(backends)('turns on %s', (_name, options) => {
     expect(records.at(-2)?.body.reason).toBe('archived');
     expect((await client.status(opened)).live.phase).toBe('ended');
 
-    const deadline = Date.now() + 5000;
-    let row: Record<string, unknown> | undefined;
-    while (Date.now() < deadline) {
-      [row] = await client.usage(owner);
-      if (row !== undefined && (row.events as number) >= records.length) break;
-      await new Promise((resolve) => setTimeout(resolve, 50));
-    }
+    const row = await client.usageWhen(owner, (r) => (r.events as number) >= records.length);
     const bytes = records.reduce((sum, r) => sum + r.envelope.size, 0);
     expect(row).toMatchObject({
       events: records.length,
