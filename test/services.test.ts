@@ -9,7 +9,7 @@ import { proposalActor } from '../src/actors/proposal.actor.ts';
 import { startEverything, type EverythingServer } from './mcp/peers/everything.ts';
 import { startTestApp, type TestApp } from './support/app.ts';
 import { newOwner } from './support/console.ts';
-import { createInstall } from './support/install.ts';
+import { listeningClient } from './turns/turn-client.ts';
 
 let harness: TestApp;
 let everything: EverythingServer;
@@ -29,19 +29,21 @@ async function activationsDuring(act: () => Promise<void>): Promise<number> {
 
 describe('the services of one app', () => {
   it('run a session opened over HTTP in services.host and file it in services.directory', async () => {
-    const install = await createInstall(harness);
+    // The install comes through the public flow: proposal, consent, the vendor's poll.
+    const client = await listeningClient(harness);
+    const { key, install } = await client.install();
     let session = '';
     const grew = await activationsDuring(async () => {
       const response = await harness.app.inject({
         method: 'POST',
         url: '/sessions?principal=ada',
-        headers: install.headers,
+        headers: { authorization: `Bearer ${key}` },
       });
       expect(response.statusCode, response.body).toBe(201);
       session = response.json<{ session: string }>().session;
     });
     expect(grew).toBe(1);
-    expect((await harness.services.directory.get(session))?.value.install).toBe(install.id);
+    expect((await harness.services.directory.get(session))?.value.install).toBe(install);
   });
 
   it('run a proposal made over HTTP in the same host', async () => {

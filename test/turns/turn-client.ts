@@ -106,7 +106,7 @@ export class TurnClient {
     option: Record<string, unknown> = {},
     owner?: Owner,
     consent: Record<string, unknown> = {},
-  ): Promise<{ key: string; owner: Owner }> {
+  ): Promise<{ key: string; install: string; owner: Owner }> {
     const who = owner ?? (await this.owner());
     await this.call('PUT', '/inferences/fast', who.token, { provider: 'simulated', ...option });
     const proposal = (await this.#ok(201, 'POST', '/appdoc', null, vendorDocument())) as {
@@ -119,8 +119,8 @@ export class TurnClient {
     });
     const receipt = (await this.#ok(200, 'POST', '/consent/token', proposal.poll_secret, {
       request: proposal.request,
-    })) as { key: string };
-    return { key: receipt.key, owner: who };
+    })) as { key: string; install: string };
+    return { key: receipt.key, install: receipt.install, owner: who };
   }
 
   /** `POST /sessions` for principal `ada`. */
