@@ -40,6 +40,18 @@ interface OfferedRecord {
   readonly body: unknown;
 }
 
+/** Removes every key under `prefix` (what a bench run left in Redis). */
+export async function dropKeys(url: string, prefix: string): Promise<void> {
+  const redis = new Redis(url);
+  let cursor = '0';
+  do {
+    const [next, keys] = await redis.scan(cursor, 'MATCH', `${prefix}*`, 'COUNT', 1000);
+    if (keys.length > 0) await redis.unlink(...keys);
+    cursor = next;
+  } while (cursor !== '0');
+  await redis.quit();
+}
+
 export interface BareServer {
   readonly port: number;
   close(): Promise<void>;

@@ -19,7 +19,6 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { Redis } from 'ioredis';
 import pg from 'pg';
 import { createApp } from '../src/app.ts';
 import { loadKeyMaterial } from '../src/auth/key-material.ts';
@@ -37,7 +36,7 @@ import {
   SQLITE_FILE,
 } from '../src/storage/sql/open.ts';
 import { createInstall } from '../test/support/install.ts';
-import { startBareServer } from './http-bare.ts';
+import { dropKeys, startBareServer } from './http-bare.ts';
 
 /** What the parent hears once everything listens. */
 export interface ServerReady {
@@ -83,17 +82,6 @@ async function sqlStores(
   return { control, work: await openPostgresWorkStore({ url: DATABASE_URL, schema }) };
 }
 
-async function dropKeys(): Promise<void> {
-  const redis = new Redis(REDIS_URL);
-  let cursor = '0';
-  do {
-    const [next, keys] = await redis.scan(cursor, 'MATCH', `${prefix}*`, 'COUNT', 1000);
-    if (keys.length > 0) await redis.unlink(...keys);
-    cursor = next;
-  } while (cursor !== '0');
-  await redis.quit();
-}
-
 async function start(): Promise<ServerReady> {
   const dataDir = await mkdtemp(path.join(tmpdir(), 'bench-http-'));
   cleanups.push(() => rm(dataDir, { recursive: true, force: true }));
@@ -130,7 +118,7 @@ async function start(): Promise<ServerReady> {
   const bare = await startBareServer(REDIS_URL, prefix);
   // Last in, first out: the servers close before the stores they use.
   cleanups.push(
-    dropKeys,
+    () => dropKeys(REDIS_URL, prefix),
     () => control.close(),
     () => work.close(),
     () => log.close(),

@@ -8,8 +8,7 @@
  * (or when the parent goes) closes, drops every key under its prefix and exits.
  */
 import { randomBytes } from 'node:crypto';
-import { Redis } from 'ioredis';
-import { startBareServer, type BareServer } from './http-bare.ts';
+import { dropKeys, startBareServer, type BareServer } from './http-bare.ts';
 
 /** What the parent hears once the route listens. */
 export interface BareReady {
@@ -20,17 +19,6 @@ export interface BareReady {
 const REDIS_URL = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
 const prefix = `bench:turns:${randomBytes(4).toString('hex')}:`;
 
-async function dropKeys(): Promise<void> {
-  const redis = new Redis(REDIS_URL);
-  let cursor = '0';
-  do {
-    const [next, keys] = await redis.scan(cursor, 'MATCH', `${prefix}*`, 'COUNT', 1000);
-    if (keys.length > 0) await redis.unlink(...keys);
-    cursor = next;
-  } while (cursor !== '0');
-  await redis.quit();
-}
-
 let server: BareServer | undefined;
 let stopping = false;
 
@@ -39,7 +27,7 @@ async function stop(): Promise<void> {
   stopping = true;
   try {
     await server?.close();
-    await dropKeys();
+    await dropKeys(REDIS_URL, prefix);
   } catch (error) {
     process.stderr.write(`bare server cleanup: ${String(error)}\n`);
     process.exitCode = 1;
