@@ -22,11 +22,12 @@ import type { WorkStore } from '../work-store.ts';
 import type { SqlDriver } from './driver.ts';
 import { migrate } from './migrate.ts';
 import { openPostgresDriver, type PostgresOptions } from './postgres-driver.ts';
-import { listenPostgres, watchSqlite } from './signals.ts';
+import { listenPostgres } from './signals.ts';
 import { SqlControlStore } from './sql-control-store.ts';
 import { SqlLogStore } from './sql-log-store.ts';
 import { SqlWorkStore } from './sql-work-store.ts';
 import { openSqliteDriver } from './sqlite-driver.ts';
+import { watchSqlite } from './sqlite-watch.ts';
 import { Wakeups } from './wakeups.ts';
 
 export type { PostgresOptions } from './postgres-driver.ts';
@@ -79,7 +80,7 @@ async function sqliteDriver(options: SqliteOptions): Promise<SqlDriver> {
 export async function openSqliteLogStore(options: SqliteOptions): Promise<LogStore> {
   const driver = await sqliteDriver(options);
   const wakeups = new Wakeups();
-  const signals = watchSqlite(driver, wakeups);
+  const signals = watchSqlite(driver, wakeups, options.file);
   return new SqlLogStore({ driver, wakeups, signals, clock: options.clock ?? systemClock });
 }
 

@@ -3,65 +3,39 @@
  *
  * An append in this instance hands its records to its own fan-out after commit
  * (`stream-fanout.ts`). The two engines then differ in how they hear of everyone else's:
- * - PostgreSQL: the append transaction runs `pg_notify(channel, '<head> <stream>')`,
- *   delivered at commit; one dedicated client per store LISTENs and wakes the stream's
- *   feed, which skips the read when it already delivered up to `head` (its own appends
- *   come back this way too). When that client is lost it reconnects with backoff and
- *   wakes every feed, which re-read from where they are, so a notification missed
- *   meanwhile costs nothing. No timer polls.
- * - SQLite: the service is the only process on its file, so there is nothing to hear in
- *   normal running. For another process on the same file (a second instance, a tool), a
- *   watch asks `PRAGMA data_version` (which moves when another connection commits) once a
- *   second, and only while some stream is followed; a change wakes every feed.
+ * - PostgreSQL (here): the append's commit notifies `channel` with `'<head> <stream>'`,
+ *   sent by the `log_append` function (one notification per stream per group) or by the
+ *   archive transaction. One dedicated client per store, and so per service process,
+ *   LISTENs and wakes the named stream's feed in memory (`wakeups.ts`), which skips the
+ *   read when it already delivered up to `head` (its own appends come back this way too).
+ *   When that client is lost it reconnects with backoff and wakes every feed, which
+ *   re-read from where they are, so a notification missed meanwhile costs nothing. No
+ *   timer polls, and no tail ever polls.
+ * - SQLite: `sqlite-watch.ts`.
  */
 import pg from 'pg';
 import { Unavailable } from '../../errors.ts';
-import type { SqlDriver, SqlQueryable } from './driver.ts';
-import { int } from './driver.ts';
+import type { SqlQueryable } from './driver.ts';
 import { clientConfig, type PostgresOptions } from './postgres-driver.ts';
 import type { Wakeups } from './wakeups.ts';
 
 export interface LogSignals {
   /**
-   * Runs inside the append transaction: tells other instances, once it commits, that
-   * `stream` now stands at `head`.
+   * The channel an append's commit notifies (PostgreSQL), which the append function is
+   * given; null where commits are watched instead (SQLite).
+   */
+  readonly channel: string | null;
+  /**
+   * Runs inside a transaction that lands records (archiving): tells other instances,
+   * once it commits, that `stream` now stands at `head`.
    */
   publish(tx: SqlQueryable, stream: string, head: number): Promise<void>;
+  /** Runs right after a commit that landed records, for engines told after the fact. */
+  committed(): void;
   close(): Promise<void>;
 }
 
-const SQLITE_WATCH_MS = 1000;
 const RECONNECT_MS = { first: 100, max: 5000 };
-
-/** The `data_version` watch of a SQLite store. */
-export function watchSqlite(driver: SqlDriver, wakeups: Wakeups): LogSignals {
-  let seen: number | undefined;
-  const timer = setInterval(() => {
-    if (wakeups.idle) {
-      seen = undefined;
-      return;
-    }
-    driver.query('PRAGMA data_version').then(
-      (rows) => {
-        const version = rows[0] === undefined ? 0 : int(rows[0], 'data_version');
-        // No baseline yet (the first waiting tick): a commit may have slipped in since the
-        // feeds last read, so wake them once; after that only a moved version wakes.
-        if (version !== seen) wakeups.wakeAll();
-        seen = version;
-      },
-      // A closed or busy database: the next tick asks again, the feeds keep waiting.
-      () => undefined,
-    );
-  }, SQLITE_WATCH_MS);
-  timer.unref();
-  return {
-    publish: () => Promise.resolve(),
-    close: () => {
-      clearInterval(timer);
-      return Promise.resolve();
-    },
-  };
-}
 
 /**
  * Wakes the stream a notification names. A payload without a leading head (another
@@ -139,9 +113,12 @@ export async function listenPostgres(
     });
   }
   return {
+    channel,
     publish: async (tx, stream, head) => {
       await tx.query('SELECT pg_notify(?, ?)', [channel, `${head} ${stream}`]);
     },
+    // The notification went with the commit.
+    committed: () => undefined,
     close: async () => {
       closed = true;
       clearTimeout(retry);

@@ -4,7 +4,7 @@
  * The listeners are the stream feeds of `stream-fanout.ts`, one per stream with live tails,
  * never the tails themselves: a wake costs one read of the stream however many tails
  * follow it (issue 3, item 7). Wakes come from another store instance or process (a
- * PostgreSQL notification, a moved SQLite `data_version`, see `signals.ts`); appends made
+ * PostgreSQL notification, `signals.ts`; a SQLite commit, `sqlite-watch.ts`); appends made
  * through this instance hand their records to the fan-out directly and wake nobody.
  *
  * A wake may carry the stream's head as of the commit that caused it, so a feed that
@@ -40,6 +40,11 @@ export class Wakeups {
   /** Anything may have landed anywhere (a lost notification channel came back). */
   wakeAll(): void {
     for (const stream of [...this.#streams.keys()]) this.wake(stream);
+  }
+
+  /** The streams followed now, for a watcher that asks their heads (`sqlite-watch.ts`). */
+  followed(): string[] {
+    return [...this.#streams.keys()];
   }
 
   /** Whether no stream is followed, so watchers can sleep. */

@@ -1,8 +1,10 @@
 /**
  * A fresh PostgreSQL schema per test file, so parallel files never meet: created on
- * the test server, named `t_<random>`, dropped with everything in it at cleanup.
+ * the test server, named `t_<random>`, dropped with everything in it at cleanup. And the
+ * migrations each engine ships, which a fresh database must end up with.
  */
 import { randomBytes } from 'node:crypto';
+import { readdir } from 'node:fs/promises';
 import pg from 'pg';
 import { TEST_DATABASE_URL, unreachable } from '../../support/services.ts';
 
@@ -46,4 +48,15 @@ export async function createTestSchema(): Promise<TestSchema> {
       await run(`DROP SCHEMA ${schema} CASCADE`);
     },
   };
+}
+
+/** The versions of the migration files `engine` ships, as `schema_migrations` rows. */
+export async function shippedMigrations(
+  engine: 'sqlite' | 'postgres',
+): Promise<{ version: number }[]> {
+  const folder = new URL(`../../../src/storage/sql/migrations/${engine}/`, import.meta.url);
+  return (await readdir(folder))
+    .flatMap((name) => /^(\d{3})_[a-z0-9_]+\.sql$/.exec(name)?.[1] ?? [])
+    .map((version) => ({ version: Number(version) }))
+    .sort((a, b) => a.version - b.version);
 }

@@ -18,6 +18,7 @@ import {
 import { describeControlStore } from '../../contracts/control-store.contract.ts';
 import { describeLogStore } from '../../contracts/log-store.contract.ts';
 import { describeWorkStore } from '../../contracts/work-store.contract.ts';
+import { shippedMigrations } from './pg-schema.ts';
 
 describeLogStore('sqlite', async () => {
   const folder = await mkdtemp(path.join(tmpdir(), 'sql-log-'));
@@ -83,10 +84,9 @@ describe('sqlite stores on a data folder', () => {
       expect(await again.work.dueEntry('s')).toEqual({ at: 1, stamp: 1 });
       await again.close();
       const db = new DatabaseSync(path.join(dataDir, SQLITE_FILE));
-      expect(db.prepare('SELECT version FROM schema_migrations ORDER BY version').all()).toEqual([
-        { version: 1 },
-        { version: 2 },
-      ]);
+      expect(db.prepare('SELECT version FROM schema_migrations ORDER BY version').all()).toEqual(
+        await shippedMigrations('sqlite'),
+      );
       expect(db.prepare('PRAGMA journal_mode').get()).toEqual({ journal_mode: 'wal' });
       db.close();
     } finally {

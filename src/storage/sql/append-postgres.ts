@@ -1,0 +1,118 @@
+/**
+ * Appending on PostgreSQL in one round trip (issue 13, item 4): a group of batches, on
+ * any streams, is one call of the `log_append` function (migration 003), one statement
+ * and so one transaction. The function locks each stream's row, checks the key, refuses
+ * an archived stream, mints cursors and `at`, inserts, moves the head and notifies the
+ * tails, and answers one row per batch; this module only encodes the batches as JSON and
+ * decodes the answers. The records it answers for a landed batch are built here from what
+ * was sent and the first cursor and `at` the function minted, so nothing is read back.
+ *
+ * Failures: a deadlock (two processes locking streams in another order cannot happen, the
+ * function locks in byte order, but other writers of the row may) or serialization
+ * failure is retried, as the driver does for transactions; both roll the statement back.
+ * A statement refused for its data (`isolates`) wrote nothing either, and the group
+ * runner sends its batches again one by one so the refusal reaches only the batch that
+ * caused it. Anything else, a lost connection above all, fails the group: the commit may
+ * or may not have happened, and only a keyed resend can tell.
+ */
+import pg from 'pg';
+import type { Clock } from '../../clock.ts';
+import { refusalError } from '../outcomes.ts';
+import type { AppendBatch, AppendResult } from '../log-store.ts';
+import { stamp } from './append-transaction.ts';
+import { int, text, type SqlDriver, type SqlRow } from './driver.ts';
+import type { ItemOutcome } from './group-runner.ts';
+import { toStored } from './log-reads.ts';
+
+/** serialization_failure, deadlock_detected: the statement rolled back, try it again. */
+const RETRYABLE = new Set(['40001', '40P01']);
+const ATTEMPTS = 5;
+/**
+ * SQLSTATE classes of a statement refused for what it was given: data exception (22),
+ * integrity constraint (23), raised in plpgsql (P0). Raised before the commit, so
+ * nothing of the group was written.
+ */
+const ISOLATING = ['22', '23', 'P0'];
+
+const CALL =
+  'SELECT out_idx, out_outcome, out_first, out_at, out_replay FROM log_append(?::jsonb, ?, ?)';
+
+function sqlState(error: unknown): string | undefined {
+  return error instanceof pg.DatabaseError ? error.code : undefined;
+}
+
+/** Whether a failed call wrote nothing because of what one of its batches held. */
+export function isolatesPostgres(error: unknown): boolean {
+  const code = sqlState(error);
+  return code !== undefined && ISOLATING.some((prefix) => code.startsWith(prefix));
+}
+
+/** The JSON the function takes: `{s, k, f, r: [[name, version, producer, to, idem, size, body]]}`. */
+function encode(batches: readonly AppendBatch[]): string {
+  return JSON.stringify(
+    batches.map((batch) => ({
+      s: batch.stream,
+      k: batch.key,
+      f: batch.fingerprint,
+      r: batch.records.map((r) => [
+        r.kind.name,
+        r.kind.version,
+        r.producer,
+        r.to,
+        r.idem,
+        Buffer.byteLength(r.body),
+        r.body,
+      ]),
+    })),
+  );
+}
+
+function decode(batch: AppendBatch, row: SqlRow): ItemOutcome<AppendResult> {
+  const outcome = text(row, 'out_outcome');
+  switch (outcome) {
+    case 'landed': {
+      const records = stamp(batch.stream, int(row, 'out_first'), int(row, 'out_at'), batch.records);
+      return { ok: true, value: { outcome: 'landed', records } };
+    }
+    case 'replayed': {
+      const rows = Array.isArray(row.out_replay) ? (row.out_replay as SqlRow[]) : [];
+      return { ok: true, value: { outcome: 'replayed', records: rows.map(toStored) } };
+    }
+    case 'conflict':
+      return { ok: false, error: refusalError('idempotency_conflict') };
+    case 'archived':
+      return { ok: false, error: refusalError('session_archived') };
+    default:
+      throw new Error(`log_append answered an unknown outcome ${outcome}`);
+  }
+}
+
+/** Lands a group of batches in one call of `log_append`; one outcome per batch, in order. */
+export async function appendPostgres(
+  driver: SqlDriver,
+  clock: Clock,
+  channel: string,
+  batches: readonly AppendBatch[],
+): Promise<ItemOutcome<AppendResult>[]> {
+  const json = encode(batches);
+  let rows: SqlRow[];
+  for (let attempt = 1; ; attempt++) {
+    try {
+      rows = await driver.query(CALL, [json, clock.now(), channel]);
+      break;
+    } catch (error) {
+      const code = sqlState(error);
+      if (code === undefined || !RETRYABLE.has(code) || attempt >= ATTEMPTS) throw error;
+    }
+  }
+  const answers: (ItemOutcome<AppendResult> | undefined)[] = batches.map(() => undefined);
+  for (const row of rows) {
+    const index = int(row, 'out_idx');
+    const batch = batches[index];
+    if (batch === undefined) throw new Error(`log_append answered batch ${index} of none`);
+    answers[index] = decode(batch, row);
+  }
+  return answers.map(
+    (answer) => answer ?? { ok: false, error: new Error('log_append did not answer a batch') },
+  );
+}
