@@ -37,6 +37,8 @@ export interface AppDeps extends ServicesDeps {
   readonly rateLimitPerSecond: number;
   /** Proposals per minute per IP (decisions row 86: 10). */
   readonly appdocRateLimitPerMinute: number;
+  /** Largest body of the unauthenticated `POST /appdoc` (issue 14 item 3; 256 KiB by default). */
+  readonly appdocBodyLimit?: number;
   /** SHA-256 of the operator token (decisions row 73). */
   readonly operatorTokenHash: string;
   /** Aborted when the process stops: open tails end cleanly (issue 2 item 10). */
@@ -103,10 +105,12 @@ export async function createApp(
   // Unknown routes count against the caller's rate limit too.
   app.setNotFoundHandler({ preHandler: rateLimit }, notFound);
 
-  // Turns are driven once the app is ready (sessions a crash left mid-turn resume now);
+  // Turns are driven once the app is ready (sessions a crash left mid-turn resume now),
+  // and ended resources are purged from then on (issue 14 item 3);
   // the drivers stop and the commands under way finish before the caller closes the stores.
   app.addHook('onReady', () => {
     services.turns.start();
+    services.retention.start();
     return Promise.resolve();
   });
   app.addHook('onClose', () => services.close());

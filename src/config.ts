@@ -94,6 +94,8 @@ export const configSchema = z.object({
   BODY_LIMIT: optional(positiveInt).default(1024 * 1024),
   RATE_LIMIT_PER_SECOND: optional(positiveInt).default(100),
   APPDOC_RATE_LIMIT_PER_MINUTE: optional(positiveInt).default(10),
+  APPDOC_BODY_LIMIT: optional(positiveInt).default(256 * 1024),
+  PROPOSAL_RETENTION: optional(span).default(86_400_000),
   SHUTDOWN_GRACE_MS: optional(positiveInt).default(10_000),
   LEASE_MS: optional(positiveInt).default(10_000),
   TURN_SWEEP_MS: optional(positiveInt).default(1_000),
@@ -120,6 +122,10 @@ export interface Config {
   readonly bodyLimit: number;
   readonly rateLimitPerSecond: number;
   readonly appdocRateLimitPerMinute: number;
+  /** Largest body of the unauthenticated `POST /appdoc`, in bytes (413 above it). */
+  readonly appdocBodyLimit: number;
+  /** How long an ended proposal is kept after its ten minutes, in ms. */
+  readonly proposalRetentionMs: number;
   readonly shutdownGraceMs: number;
   /** How long a turn driver's lease on a session lasts without renewal (ms). */
   readonly leaseMs: number;
@@ -173,6 +179,8 @@ export function parseConfig(
     bodyLimit: c.BODY_LIMIT,
     rateLimitPerSecond: c.RATE_LIMIT_PER_SECOND,
     appdocRateLimitPerMinute: c.APPDOC_RATE_LIMIT_PER_MINUTE,
+    appdocBodyLimit: c.APPDOC_BODY_LIMIT,
+    proposalRetentionMs: c.PROPOSAL_RETENTION,
     shutdownGraceMs: c.SHUTDOWN_GRACE_MS,
     leaseMs: c.LEASE_MS,
     turnSweepMs: c.TURN_SWEEP_MS,

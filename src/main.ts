@@ -53,6 +53,8 @@ async function main(): Promise<void> {
     bodyLimit: config.bodyLimit,
     rateLimitPerSecond: config.rateLimitPerSecond,
     appdocRateLimitPerMinute: config.appdocRateLimitPerMinute,
+    appdocBodyLimit: config.appdocBodyLimit,
+    proposalRetentionMs: config.proposalRetentionMs,
     logger,
     logStore: stores.log,
     controlStore: stores.control,

@@ -35,6 +35,7 @@ import { Egress } from './net/egress.ts';
 import { signGate } from './gate/gate.ts';
 import { ExecutorAccess } from './sessions/executors.ts';
 import { ConnectionToolCaller } from './connections/tool-calls.ts';
+import { RetentionSweep } from './resources/retention.ts';
 
 /** What the services are built from: the ports and the configuration they read. */
 export interface ServicesDeps {
@@ -70,6 +71,8 @@ export interface ServicesDeps {
   readonly connectionReturnOrigins?: readonly string[] | undefined;
   /** `EGRESS_ALLOW`: refused addresses tenant-supplied URLs may reach anyway (none by default). */
   readonly egressAllow?: BlockList | undefined;
+  /** `PROPOSAL_RETENTION`: how long an ended proposal is kept (ms; a day by default). */
+  readonly proposalRetentionMs?: number | undefined;
 }
 
 /** Every service of one process, each built once. */
@@ -98,6 +101,8 @@ export interface Services {
   readonly installHooks: InstallHooks;
   /** Verifies console ID tokens; undefined without `CONSOLE_OIDC_ISSUER`. */
   readonly oidc: OidcVerifier | undefined;
+  /** Deletes expired resources (ended proposals); `start()` begins its timer. */
+  readonly retention: RetentionSweep;
   /** Stops the turn drivers, then refuses new commands, waits for those under way and passivates every actor. */
   close(): Promise<void>;
 }
@@ -179,6 +184,7 @@ export function buildServices(deps: ServicesDeps): Services {
           audience: deps.consoleOidc.audience ?? baseUrl,
           clock,
         });
+  const retention = new RetentionSweep({ store: controlStore, clock, logger: deps.logger });
   return {
     host,
     sessionIdKey,
@@ -198,10 +204,19 @@ export function buildServices(deps: ServicesDeps): Services {
     oauth,
     connections,
     authorization: new ConnectionAuthorization(effects, connections),
-    proposals: new ProposalFlow({ host, store: controlStore, clock, entropy, baseUrl }),
+    proposals: new ProposalFlow({
+      host,
+      store: controlStore,
+      clock,
+      entropy,
+      baseUrl,
+      ...(deps.proposalRetentionMs === undefined ? {} : { retentionMs: deps.proposalRetentionMs }),
+    }),
     installHooks: { deleted: (install) => archiveSessionsOf(install.id, directory, lifecycle) },
     oidc,
+    retention,
     close: async () => {
+      await retention.close();
       await turns.close();
       await host.close();
     },

@@ -15,6 +15,8 @@ describe('configuration', () => {
       bodyLimit: 1024 * 1024,
       rateLimitPerSecond: 100,
       appdocRateLimitPerMinute: 10,
+      appdocBodyLimit: 256 * 1024,
+      proposalRetentionMs: 86_400_000,
     });
   });
 
@@ -38,6 +40,8 @@ describe('configuration', () => {
     ['OPERATOR_TOKEN', 'has spaces in it and is long enough to pass', 'bearer-token characters'],
     ['SECRETS_KEY', 'abc', 'must be 32 bytes'],
     ['BODY_LIMIT', '-1', 'must be positive'],
+    ['APPDOC_BODY_LIMIT', '0', 'must be positive'],
+    ['PROPOSAL_RETENTION', 'forever', 'must be a positive duration'],
   ])('refuses %s=%s naming the variable', (variable, value, reason) => {
     let caught: unknown;
     try {

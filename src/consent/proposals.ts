@@ -17,10 +17,12 @@ import { PROPOSAL_ACTOR, proposalActor } from '../actors/proposal.actor.ts';
 import { credentialLookup, issueCredential } from '../auth/opaque.ts';
 import type { Clock, Entropy } from '../clock.ts';
 import { Conflict, Forbidden, NotFound, Unauthenticated } from '../errors.ts';
-import type {
-  ProposalAnswer as MachineAnswer,
-  proposalMachine,
+import {
+  PROPOSAL_LIFETIME_MS,
+  type ProposalAnswer as MachineAnswer,
+  type proposalMachine,
 } from '../machines/proposal.machine.ts';
+import { DEFAULT_PROPOSAL_RETENTION_MS } from '../resources/retention.ts';
 import type { InstallValue, ProposalValue } from '../resources/types.ts';
 import type { ControlStore, Versioned } from '../storage/control-store.ts';
 import type { ConsentAnswer, TenantConfig } from '../schemas/tenant.ts';
@@ -39,6 +41,11 @@ export interface ProposalFlowDeps {
   readonly entropy: Entropy;
   /** Decisions row 1: `consent_url` derives from it. */
   readonly baseUrl: string;
+  /**
+   * How long an ended proposal is kept after its ten minutes before the retention sweep
+   * deletes it (`src/resources/retention.ts`); a day by default.
+   */
+  readonly retentionMs?: number;
 }
 
 /** What the consent read needs of the machine's persisted snapshot. */
@@ -85,7 +92,13 @@ export class ProposalFlow {
       salt: plan?.salt ?? null,
       keyHash: plan?.keyHash ?? null,
     };
-    await store.write([{ op: 'put', kind: 'proposal', scope: '', id: request, value, expect: 0 }]);
+    // Every proposal ends ten minutes on (lapsed, or granted with its receipt spent) and is
+    // deleted a retention period later: an unauthenticated POST leaves nothing for good.
+    const retention = this.#deps.retentionMs ?? DEFAULT_PROPOSAL_RETENTION_MS;
+    const expires = this.#deps.clock.now() + PROPOSAL_LIFETIME_MS + retention;
+    await store.write([
+      { op: 'put', kind: 'proposal', scope: '', id: request, value, expect: 0, expires },
+    ]);
     const answer = await this.#send(request, {
       type: 'proposal.submitted',
       request,

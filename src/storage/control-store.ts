@@ -51,6 +51,11 @@ export type ControlWrite =
       readonly expect: number | null;
       /** Replaces every index entry of the resource. */
       readonly index?: IndexValues;
+      /**
+       * Unix ms from which `purgeExpired` may delete the resource; null keeps it for good.
+       * Absent: a new resource is kept for good and a replaced one keeps what it had.
+       */
+      readonly expires?: number | null;
     }
   | {
       readonly op: 'delete';
@@ -117,6 +122,14 @@ export interface ControlStore {
    * new version, or throws `Conflict('version_conflict')`.
    */
   saveSnapshot(type: string, id: string, snapshot: unknown, expect: number): Promise<number>;
+
+  /**
+   * Deletes up to `limit` resources whose `expires` is at or before `now`, earliest first,
+   * each with its index entries and the persisted snapshot of the actor of the same type
+   * and id (a proposal's machine), in one transaction; answers how many it deleted.
+   * Concurrent purges are safe: a resource is deleted once.
+   */
+  purgeExpired(now: number, limit: number): Promise<number>;
 
   /** Adds a usage delta to (tenant, day). */
   addUsage(tenant: string, day: string, delta: UsageDelta): Promise<void>;

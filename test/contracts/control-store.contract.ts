@@ -11,6 +11,7 @@ import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ControlStore } from '../../src/storage/control-store.ts';
 import { describeControlRecords } from './control-store-records.contract.ts';
+import { describeRetention } from './control-store-retention.contract.ts';
 import {
   put,
   scopeId,
@@ -58,6 +59,7 @@ export function describeControlStore(
     describeResources(context);
     describeIndexes(context);
     describeControlRecords(context);
+    describeRetention(context);
   });
 }
 

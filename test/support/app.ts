@@ -24,6 +24,9 @@ export interface TestAppOptions {
   readonly bodyLimit?: number;
   readonly rateLimitPerSecond?: number;
   readonly appdocRateLimitPerMinute?: number;
+  readonly appdocBodyLimit?: number;
+  /** How long ended proposals are kept (ms); the service's default when absent. */
+  readonly proposalRetentionMs?: number;
   readonly clock?: Clock;
   readonly databaseUrl?: string;
   readonly redisUrl?: string;
@@ -76,6 +79,8 @@ export async function startTestApp(options: TestAppOptions = {}): Promise<TestAp
     bodyLimit,
     rateLimitPerSecond: options.rateLimitPerSecond ?? 10_000,
     appdocRateLimitPerMinute: options.appdocRateLimitPerMinute ?? 10_000,
+    ...(options.appdocBodyLimit === undefined ? {} : { appdocBodyLimit: options.appdocBodyLimit }),
+    proposalRetentionMs: options.proposalRetentionMs,
     logger: createLogger({ level: 'info', destination: logs.stream }),
     logStore: stores.log,
     controlStore: stores.control,

@@ -18,7 +18,16 @@ export interface AppdocDeps {
   readonly controlStore: ControlStore;
   /** Decisions row 86: proposals per minute per IP. */
   readonly appdocRateLimitPerMinute: number;
+  /** Largest body of `POST /appdoc`; `DEFAULT_APPDOC_BODY_LIMIT` when absent. */
+  readonly appdocBodyLimit?: number;
 }
+
+/**
+ * Issue 14 item 3: anyone may post a proposal, so its body is bounded well below the 1 MiB
+ * of row 20. A larger document is proposed as an update (`POST /installs/{id}/proposals`,
+ * under an install key and the app-wide `BODY_LIMIT`) or with `APPDOC_BODY_LIMIT` raised.
+ */
+export const DEFAULT_APPDOC_BODY_LIMIT = 256 * 1024;
 
 /** Registers `POST /appdoc`, `GET /appdoc` and `POST /installs/{id}/proposals`. */
 export function appdocRoutes(app: FastifyInstance, deps: AppdocDeps, flow: ProposalFlow): void {
@@ -27,6 +36,7 @@ export function appdocRoutes(app: FastifyInstance, deps: AppdocDeps, flow: Propo
   routes.post(
     '/appdoc',
     {
+      bodyLimit: deps.appdocBodyLimit ?? DEFAULT_APPDOC_BODY_LIMIT,
       // Row 86: open to anyone, so limited per address rather than per credential.
       config: {
         rateLimit: {
@@ -38,7 +48,7 @@ export function appdocRoutes(app: FastifyInstance, deps: AppdocDeps, flow: Propo
       schema: {
         summary: 'Propose an app document',
         description:
-          'Lands a pending proposal that lives ten minutes. Every refusal names the field and reason (decisions row 20). Two posts of one document are two requests.',
+          'Lands a pending proposal that lives ten minutes and is deleted a retention period (`PROPOSAL_RETENTION`, a day) after it ends. Every refusal names the field and reason (decisions row 20). Two posts of one document are two requests. Open to anyone, so the body is at most `APPDOC_BODY_LIMIT` (256 KiB by default; 413 above it) and each address may post 10 a minute.',
         tags: ['vendor'],
         security: [],
         body: VendorDocument,

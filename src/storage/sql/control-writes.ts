@@ -51,22 +51,25 @@ async function put(
 ): Promise<SqlRow | undefined> {
   const { kind, scope, id } = write;
   const value = json(write.value);
-  const insert = `INSERT INTO resources (${RESOURCE_COLUMNS}) VALUES (?, ?, ?, 1, ?, ?, ?)`;
+  // An absent `expires` keeps what a replaced resource had (and nothing on a new one).
+  const expires = write.expires ?? null;
+  const keep = write.expires === undefined;
+  const insert = `INSERT INTO resources (${RESOURCE_COLUMNS}, expires) VALUES (?, ?, ?, 1, ?, ?, ?, ?)`;
   if (write.expect === 0) {
     const [row] = await tx.query(
       `${insert} ON CONFLICT (kind, scope, id) DO NOTHING ${RETURNING}`,
-      [kind, scope, id, now, now, value],
+      [kind, scope, id, now, now, value, expires],
     );
     return row;
   }
   if (write.expect === null) {
-    const upsert = `${insert} ON CONFLICT (kind, scope, id) DO UPDATE SET version = resources.version + 1, updated = excluded.updated, value = excluded.value ${RETURNING}`;
-    const [row] = await tx.query(upsert, [kind, scope, id, now, now, value]);
+    const upsert = `${insert} ON CONFLICT (kind, scope, id) DO UPDATE SET version = resources.version + 1, updated = excluded.updated, value = excluded.value${keep ? '' : ', expires = excluded.expires'} ${RETURNING}`;
+    const [row] = await tx.query(upsert, [kind, scope, id, now, now, value, expires]);
     return row;
   }
   const [row] = await tx.query(
-    `UPDATE resources SET version = version + 1, updated = ?, value = ? WHERE kind = ? AND scope = ? AND id = ? AND version = ? ${RETURNING}`,
-    [now, value, kind, scope, id, write.expect],
+    `UPDATE resources SET version = version + 1, updated = ?, value = ?${keep ? '' : ', expires = ?'} WHERE kind = ? AND scope = ? AND id = ? AND version = ? ${RETURNING}`,
+    [now, value, ...(keep ? [] : [expires]), kind, scope, id, write.expect],
   );
   return row;
 }
@@ -120,6 +123,29 @@ async function remove(
   if (kind === 'secret') {
     await tx.query('DELETE FROM secret_values WHERE scope = ? AND name = ?', [scope, id]);
   }
+}
+
+/**
+ * `purgeExpired` of the port on `tx`: the due resources, oldest first, then their index
+ * entries and the snapshots of the actors named like them. The resources go first, in one
+ * statement, so of two purges racing for a row only one answers it.
+ */
+export async function purgeExpired(tx: SqlQueryable, now: number, limit: number): Promise<number> {
+  const gone = await tx.query(
+    `DELETE FROM resources WHERE (kind, scope, id) IN (SELECT kind, scope, id FROM resources WHERE expires IS NOT NULL AND expires <= ? ORDER BY expires LIMIT ?) RETURNING kind, scope, id`,
+    [now, Math.max(0, limit)],
+  );
+  if (gone.length === 0) return 0;
+  const keys = gone.map((row) => [text(row, 'kind'), text(row, 'scope'), text(row, 'id')]);
+  await tx.query(
+    `DELETE FROM resource_index WHERE (kind, scope, id) IN (VALUES ${valuesList(keys.length, 3)})`,
+    keys.flat(),
+  );
+  await tx.query(
+    `DELETE FROM snapshots WHERE (type, id) IN (VALUES ${valuesList(keys.length, 2)})`,
+    keys.flatMap(([kind, , id]) => [kind ?? '', id ?? '']),
+  );
+  return gone.length;
 }
 
 /**

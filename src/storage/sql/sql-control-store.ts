@@ -21,7 +21,7 @@ import type {
   Versioned,
 } from '../control-store.ts';
 import { createSecretBox, type SecretBox } from '../secret-box.ts';
-import { applyWrites, RESOURCE_COLUMNS, toVersioned } from './control-writes.ts';
+import { applyWrites, purgeExpired, RESOURCE_COLUMNS, toVersioned } from './control-writes.ts';
 import { int, text, type SqlDriver, type SqlValue } from './driver.ts';
 import { addUsage, readUsage } from './usage.ts';
 
@@ -158,6 +158,10 @@ export class SqlControlStore implements ControlStore {
       throw new Conflict('version_conflict', `snapshot ${type}/${id} is not at version ${expect}`);
     }
     return int(row, 'version');
+  }
+
+  purgeExpired(now: number, limit: number): Promise<number> {
+    return this.#driver.transaction((tx) => purgeExpired(tx, now, limit));
   }
 
   addUsage(tenant: string, day: string, delta: UsageDelta): Promise<void> {
