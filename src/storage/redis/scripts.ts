@@ -8,7 +8,7 @@
  * SCRIPT FLUSH), so loading needs no round trip of its own.
  */
 import { readFileSync } from 'node:fs';
-import type { Redis, Result } from 'ioredis';
+import type { Cluster, Redis, Result } from 'ioredis';
 import type { PendingRecord } from '../log-store.ts';
 import type { LogRefusal } from '../outcomes.ts';
 import { pushRecordArgs, type RawEntry } from './entries.ts';
@@ -50,8 +50,11 @@ const REFUSALS: Readonly<Record<number, LogRefusal>> = {
   [-2]: 'idempotency_conflict',
 };
 
-/** Defines the scripts as commands on a connection. */
-export function defineLogScripts(redis: Redis): void {
+/** A standalone connection or a cluster client: the scripts run on either. */
+export type LogClient = Redis | Cluster;
+
+/** Defines the scripts as commands on a connection or cluster client. */
+export function defineLogScripts(redis: LogClient): void {
   for (const { command, lua, numberOfKeys } of SCRIPTS) {
     redis.defineCommand(command, { lua, numberOfKeys });
   }
@@ -59,11 +62,13 @@ export function defineLogScripts(redis: Redis): void {
 
 /**
  * Runs `append-3.lua`. `at` stamps a fixed time (a frozen clock in tests); undefined
- * takes Redis TIME inside the script (decisions row 13).
+ * takes Redis TIME inside the script (decisions row 13). `wake` says whether to publish
+ * the new head on the session's wake channel: on a cluster, whose readers wait on it.
  */
 export async function runAppend(
-  redis: Redis,
+  redis: LogClient,
   keys: SessionKeys,
+  wake: boolean,
   batch: {
     readonly key: string | null;
     readonly fingerprint: string;
@@ -71,7 +76,7 @@ export async function runAppend(
   },
   at: number | undefined,
 ): Promise<ScriptOutcome> {
-  // One array, filled in place: a batch of 100 is 503 arguments.
+  // One array, filled in place: a batch of 100 is 504 arguments.
   const args = [
     keys.meta,
     keys.log,
@@ -79,19 +84,21 @@ export async function runAppend(
     batch.key === null ? '-' : `+${batch.key}`,
     batch.fingerprint,
     at === undefined ? '' : String(at),
+    wake ? keys.wake : '',
   ];
   for (const record of batch.records) pushRecordArgs(args, record);
   return readOutcome(await redis.logAppend(...args));
 }
 
-/** Runs `archive-2.lua`; `at` as for `runAppend`. */
+/** Runs `archive-2.lua`; `wake` and `at` as for `runAppend`. */
 export async function runArchive(
-  redis: Redis,
+  redis: LogClient,
   keys: SessionKeys,
+  wake: boolean,
   record: PendingRecord,
   at: number | undefined,
 ): Promise<ScriptOutcome> {
-  const args = [keys.meta, keys.log, at === undefined ? '' : String(at)];
+  const args = [keys.meta, keys.log, at === undefined ? '' : String(at), wake ? keys.wake : ''];
   pushRecordArgs(args, record);
   return readOutcome(await redis.logArchive(...args));
 }

@@ -1,8 +1,10 @@
 /**
  * The log store on Redis Streams (issue 3, item 2; interface 2.2 to 2.4, 3.1): one Redis
  * stream per session, every append and archive one Lua script (`scripts/*.lua`), tails
- * served by one shared blocking reader per instance (`stream-reader.ts`). Key layout and
- * the cursor-to-id mapping are in `keys.ts`.
+ * served by one shared reader per instance: a blocking XREAD on a standalone server
+ * (`stream-reader.ts`), or one subscriber connection per master of a Redis Cluster
+ * (`cluster-reader.ts`; issue 13, item 6). Key layout, hash tags and the cursor-to-id
+ * mapping are in `keys.ts`; `REDIS_URL`'s forms in `target.ts`.
  *
  * Durability. Redis acknowledges a script once it ran in memory. For an acknowledged
  * record to survive a Redis restart the deployment must run with the append-only file:
@@ -13,7 +15,6 @@
  * this: replication is asynchronous (WAIT only narrows the window). The test server here
  * runs with `--save "" --appendonly no`: fine for tests, not for keeping sessions.
  */
-import { Redis } from 'ioredis';
 import type { Clock } from '../../clock.ts';
 import { Unavailable } from '../../errors.ts';
 import type {
@@ -28,14 +29,25 @@ import type {
 } from '../log-store.ts';
 import { refusalError } from '../outcomes.ts';
 import { landed, parseEntries, type LogEntry } from './entries.ts';
+import {
+  blockingConnection,
+  commandClient,
+  subscriberConnection,
+  type LogConnection,
+} from './client.ts';
+import { ClusterReader } from './cluster-reader.ts';
 import { checkPrefix, sessionKeys, type SessionKeys } from './keys.ts';
-import { defineLogScripts, runAppend, runArchive } from './scripts.ts';
-import { StreamReader } from './stream-reader.ts';
+import { defineLogScripts, runAppend, runArchive, type LogClient } from './scripts.ts';
+import { StreamReader, type LogFeed } from './stream-reader.ts';
+import { parseRedisTarget } from './target.ts';
 import type { Subscription } from '../subscription.ts';
 import { tailLog, type TailSource } from './tail.ts';
 
 export interface RedisLogStoreOptions {
-  /** `redis://` or `rediss://` URL of a standalone server (`REDIS_URL`). */
+  /**
+   * `REDIS_URL`: `redis://` or `rediss://` for a standalone server,
+   * `redis+cluster://host:port,host:port` or `rediss+cluster://…` for a cluster.
+   */
   readonly url: string;
   /** Prefix of every key (no braces); `log:` by default. Tests use a random one. */
   readonly prefix?: string;
@@ -56,7 +68,8 @@ const PING_TIMEOUT_MS = 2_000;
 export async function openRedisLogStore(options: RedisLogStoreOptions): Promise<LogStore> {
   const name = options.name ?? 'logstore';
   const prefix = checkPrefix(options.prefix ?? 'log:');
-  const redis = new Redis(options.url, { lazyConnect: true, connectionName: `${name}:command` });
+  const connection = commandClient(parseRedisTarget(options.url), name);
+  const redis = connection.client;
   redis.on('error', options.onError ?? ignore);
   try {
     await redis.connect();
@@ -67,38 +80,47 @@ export async function openRedisLogStore(options: RedisLogStoreOptions): Promise<
     });
   }
   defineLogScripts(redis);
-  return new RedisLogStore(redis, { ...options, name, prefix });
+  return new RedisLogStore(connection, { ...options, name, prefix });
 }
 
 class RedisLogStore implements LogStore, TailSource {
   readonly backend = 'redis';
-  readonly #redis: Redis;
+  readonly #redis: LogClient;
   readonly #prefix: string;
   readonly #clock: Clock | undefined;
-  readonly #reader: StreamReader;
+  /** On a cluster the scripts publish each new head for the readers (`cluster-reader.ts`). */
+  readonly #wake: boolean;
+  readonly #reader: LogFeed;
   #closed = false;
 
   constructor(
-    redis: Redis,
+    connection: LogConnection,
     options: RedisLogStoreOptions & { readonly name: string; readonly prefix: string },
   ) {
-    this.#redis = redis;
+    this.#redis = connection.client;
     this.#prefix = options.prefix;
     this.#clock = options.clock;
-    this.#reader = new StreamReader({
-      command: redis,
-      // A blocked connection answers nothing else, so it is never the command one. It
-      // does not reconnect by itself: the reader makes a new one (see `#connection`).
-      connect: () =>
-        redis.duplicate({
-          connectionName: `${options.name}:reader`,
-          lazyConnect: false,
-          retryStrategy: () => null,
-        }),
-      logKey: (stream) => this.#keys(stream).log,
-      capacity: options.tailBuffer ?? 1024,
-      onError: options.onError ?? ignore,
-    });
+    const capacity = options.tailBuffer ?? 1024;
+    const onError = options.onError ?? ignore;
+    const keys = (stream: string) => this.#keys(stream);
+    this.#wake = connection.kind === 'cluster';
+    this.#reader =
+      connection.kind === 'cluster'
+        ? new ClusterReader({
+            cluster: connection.client,
+            connect: subscriberConnection(connection.target, options.name),
+            keys,
+            capacity,
+            onError,
+          })
+        : new StreamReader({
+            command: connection.client,
+            // A blocked connection answers nothing else, so it is never the command one.
+            connect: () => blockingConnection(connection.client, options.name),
+            logKey: (stream) => keys(stream).log,
+            capacity,
+            onError,
+          });
   }
 
   get closed(): boolean {
@@ -109,6 +131,7 @@ class RedisLogStore implements LogStore, TailSource {
     const outcome = await runAppend(
       this.#redis,
       this.#keys(batch.stream),
+      this.#wake,
       batch,
       this.#clock?.now(),
     );
@@ -128,7 +151,8 @@ class RedisLogStore implements LogStore, TailSource {
   }
 
   async archive(stream: string, record: PendingRecord): Promise<StoredRecord> {
-    const outcome = await runArchive(this.#redis, this.#keys(stream), record, this.#clock?.now());
+    const keys = this.#keys(stream);
+    const outcome = await runArchive(this.#redis, keys, this.#wake, record, this.#clock?.now());
     switch (outcome.code) {
       case 'landed':
         return landed(stream, record, outcome.cursor, outcome.at);

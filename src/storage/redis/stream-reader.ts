@@ -14,13 +14,23 @@
  * a stream of empty reads. A stream that loses its last tail is simply left out of the
  * next XREAD.
  *
- * On a Redis Cluster one XREAD cannot name streams of several slots; this reader serves a
- * standalone server (or a proxy that splits the read), which is what the service runs.
+ * This reader serves a standalone server. On a Redis Cluster one XREAD cannot name
+ * streams of several slots; `cluster-reader.ts` serves the same interface there.
  */
 import type { Redis } from 'ioredis';
 import { parseEntries, type RawEntry } from './entries.ts';
 import { entryId } from './keys.ts';
 import { Subscription } from '../subscription.ts';
+
+/** What the store asks of its fan-out, on a standalone server or a cluster. */
+export interface LogFeed {
+  /** See `LogFeed.subscribe`. */
+  subscribe(stream: string, seen: number): Subscription;
+  /** Leaves the fan-out; a stream without subscriptions is no longer read. */
+  unsubscribe(subscription: Subscription): void;
+  /** Ends every subscription and the reader's connections. */
+  close(): Promise<void>;
+}
 
 /** Backstop for the block; a change of the stream set unblocks at once. */
 const BLOCK_MS = 5_000;
@@ -56,7 +66,7 @@ export interface StreamReaderOptions {
 }
 
 /** Multiplexes every tail of a store instance onto one blocking XREAD. */
-export class StreamReader {
+export class StreamReader implements LogFeed {
   readonly #options: StreamReaderOptions;
   readonly #watches = new Map<string, Watch>();
   #reader: Redis | undefined;
@@ -74,12 +84,7 @@ export class StreamReader {
     this.#options = options;
   }
 
-  /**
-   * Joins the fan-out of `stream` for a tail that has seen every record up to `seen`,
-   * which must not be above the stream's head. The subscription receives every entry
-   * above its `start`: `seen` when the stream was not read yet, else where the reader
-   * stands (the tail reads the records between the two itself).
-   */
+  /** See `LogFeed.subscribe`. */
   subscribe(stream: string, seen: number): Subscription {
     if (this.#closed) throw new Error('the log store is closed');
     let watch = this.#watches.get(stream);

@@ -12,8 +12,13 @@
     ARGV[1] the batch's idempotency key as "+<key>", or "-" for a one-off batch
     ARGV[2] the fingerprint of what was offered under the key
     ARGV[3] `at` in ms to stamp, or "" to take it from Redis TIME
-    ARGV[4...] 5 slots per record, in batch order: kind ("<name>@<version>"), producer,
+    ARGV[4] the wake channel to SPUBLISH the new head on (a cluster), or "" (standalone)
+    ARGV[5...] 5 slots per record, in batch order: kind ("<name>@<version>"), producer,
             to ("+<to>" or "-"), idem ("+<idem>" or "-"), body
+
+  Every key and the wake channel carry the session's hash tag: one slot on a cluster. The
+  channel is an ARGV, not a KEY: a channel never exists as a key, and a declared key that
+  does not exist makes the script answer TRYAGAIN for as long as its slot migrates.
 
   Each record is the entry "<cursor>-0" with fields a (at), k (kind), p (producer), t (to,
   when not null), i (idem, when not null) and b (body); its size is the body's bytes.
@@ -58,7 +63,7 @@ end
 if state[2] and tonumber(state[2]) > at then at = tonumber(state[2]) end
 local stamp = string.format('%.0f', at)
 
-local count = (#ARGV - 3) / 5
+local count = (#ARGV - 4) / 5
 local first = tonumber(state[1] or '0') + 1
 if count > 0 then
   first = redis.call('HINCRBY', meta, 'head', count) - count + 1
@@ -66,7 +71,7 @@ if count > 0 then
 end
 
 for i = 0, count - 1 do
-  local a = 4 + i * 5
+  local a = 5 + i * 5
   local id, to, idem = string.format('%.0f-0', first + i), ARGV[a + 2], ARGV[a + 3]
   -- A record a client lands has an idem slot and no `to`: one call without a table.
   if to == '-' and idem ~= '-' then
@@ -90,6 +95,12 @@ end
 
 if key ~= '-' then
   redis.call('HSET', keys, key, string.format('%.0f:%.0f:', first, first + count - 1) .. ARGV[2])
+end
+
+-- A cluster has no one connection that can block on every tailed stream, so its readers
+-- subscribe to this channel on the slot's master and read when it names a new head.
+if ARGV[4] ~= '' and count > 0 then
+  redis.call('SPUBLISH', ARGV[4], string.format('%.0f', first + count - 1))
 end
 
 return { 1, first, at }

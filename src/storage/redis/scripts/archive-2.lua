@@ -8,7 +8,8 @@
     KEYS[2] log stream: the record at cursor c is the entry "c-0"
 
     ARGV[1] `at` in ms to stamp, or "" to take it from Redis TIME
-    ARGV[2...6] the final record: kind ("<name>@<version>"), producer,
+    ARGV[2] the wake channel to SPUBLISH the new head on (a cluster), or "" (standalone)
+    ARGV[3...7] the final record: kind ("<name>@<version>"), producer,
             to ("+<to>" or "-"), idem ("+<idem>" or "-"), body; its entry has the fields
             of append-3.lua's, and f ("1")
 
@@ -40,19 +41,22 @@ local cursor = redis.call('HINCRBY', meta, 'head', 1)
 redis.call('HSET', meta, 'at', stamp, 'archived', '1')
 
 -- `f` marks the archiving record, so a tail ends after it without another read.
-local fields = { 'a', stamp, 'k', ARGV[2], 'p', ARGV[3] }
-if ARGV[4] ~= '-' then
-  fields[#fields + 1] = 't'
-  fields[#fields + 1] = string.sub(ARGV[4], 2)
-end
+local fields = { 'a', stamp, 'k', ARGV[3], 'p', ARGV[4] }
 if ARGV[5] ~= '-' then
-  fields[#fields + 1] = 'i'
+  fields[#fields + 1] = 't'
   fields[#fields + 1] = string.sub(ARGV[5], 2)
 end
+if ARGV[6] ~= '-' then
+  fields[#fields + 1] = 'i'
+  fields[#fields + 1] = string.sub(ARGV[6], 2)
+end
 fields[#fields + 1] = 'b'
-fields[#fields + 1] = ARGV[6]
+fields[#fields + 1] = ARGV[7]
 fields[#fields + 1] = 'f'
 fields[#fields + 1] = '1'
 redis.call('XADD', log, string.format('%.0f-0', cursor), unpack(fields))
+
+-- See append-3.lua: a cluster's readers wait on this channel.
+if ARGV[2] ~= '' then redis.call('SPUBLISH', ARGV[2], string.format('%.0f', cursor)) end
 
 return { 1, cursor, at }

@@ -1,0 +1,286 @@
+/**
+ * The fan-out of a store instance on a Redis Cluster (issue 13, item 6): the cluster
+ * counterpart of `stream-reader.ts`, feeding every tail of the instance from one read
+ * per stream however many tails follow it.
+ *
+ * One blocking XREAD cannot serve a cluster: it may name streams of one slot only, so
+ * blocking would take a connection per tailed slot. Instead the scripts publish each new
+ * head on the session's shard channel (`keys.ts`), and the reader holds one subscriber
+ * connection per master, subscribed there to the channels of the streams whose slot that
+ * master owns. A wake naming a head past where the reader stands reads the stream with
+ * XRANGE through the cluster client, which follows MOVED and ASK itself.
+ *
+ * Nothing is lost between subscribing and the first wake: every (re)subscription is
+ * followed by a read from where the reader stands. A stream is read by one read at a
+ * time, and a wake during a read reads again after it, so entries go out in order, once.
+ * The reader follows a stream to the master that owns it: when a slot leaves a master,
+ * that master drops its channels (an unsolicited SUNSUBSCRIBE; ioredis emits `moved`, as
+ * for a MOVED answer to SSUBSCRIBE), and when a connection ends, the reader refreshes
+ * the slot map, subscribes at the new owner and reads. While a slot migrates, the
+ * scripts run on the importing master, whose wakes no one hears until the slot hands
+ * over; the backstop, a read of every stream every few seconds, bounds that wait and
+ * any other lost wake.
+ */
+import type { Cluster, Redis } from 'ioredis';
+import { parseEntries, type RawEntry } from './entries.ts';
+import { entryId, keySlot, type SessionKeys } from './keys.ts';
+import type { LogFeed } from './stream-reader.ts';
+import { Subscription } from '../subscription.ts';
+
+/** Entries per read: bounds one reply, the read goes on at once. */
+const READ_COUNT = 500;
+/** Pause after a failed read or subscription (a master down, a slot moving). */
+const RETRY_MS = 200;
+/** Reads every followed stream this often, whatever the wakes said. */
+const BACKSTOP_MS = 5_000;
+
+interface Watch {
+  readonly stream: string;
+  readonly log: string;
+  readonly channel: string;
+  readonly slot: number;
+  /** The last cursor read from this stream; the next read starts after it. */
+  pos: number;
+  readonly subs: Set<Subscription>;
+  /** The master connection that holds (or is taking) this stream's subscription. */
+  link: Link | undefined;
+  readonly route: () => void;
+  readonly read: () => void;
+}
+
+/** The subscriber connection to one master, and the streams it follows there. */
+interface Link {
+  readonly node: string;
+  readonly redis: Redis;
+  readonly watches: Set<Watch>;
+  readonly reroute: () => void;
+}
+
+export interface ClusterReaderOptions {
+  /** The instance's cluster client: reads and the slot map. */
+  readonly cluster: Cluster;
+  /** Opens a subscriber connection to one master that never reconnects by itself. */
+  readonly connect: (host: string, port: number) => Redis;
+  readonly keys: (stream: string) => SessionKeys;
+  /** Entries a subscription may buffer before it falls back to XRANGE. */
+  readonly capacity: number;
+  /** Reads and subscriptions that fail are retried; this hears why. */
+  readonly onError: (error: unknown) => void;
+}
+
+/** Multiplexes every tail of a store instance onto one subscriber connection per master. */
+export class ClusterReader implements LogFeed {
+  readonly #options: ClusterReaderOptions;
+  readonly #watches = new Map<string, Watch>();
+  readonly #byChannel = new Map<string, Watch>();
+  readonly #links = new Map<string, Link>();
+  readonly #tasks = new Set<Promise<void>>();
+  #backstop: NodeJS.Timeout | undefined;
+  #closed = false;
+
+  constructor(options: ClusterReaderOptions) {
+    this.#options = options;
+  }
+
+  /** As `StreamReader.subscribe`: every entry above the subscription's `start` reaches it. */
+  subscribe(stream: string, seen: number): Subscription {
+    if (this.#closed) throw new Error('the log store is closed');
+    let watch = this.#watches.get(stream);
+    if (watch === undefined) {
+      const { log, wake } = this.#options.keys(stream);
+      const created: Watch = {
+        stream,
+        log,
+        channel: wake,
+        slot: keySlot(wake),
+        pos: seen,
+        subs: new Set(),
+        link: undefined,
+        route: this.#coalesced(() => this.#route(created)),
+        read: this.#coalesced(() => this.#read(created)),
+      };
+      watch = created;
+      this.#watches.set(stream, watch);
+      this.#byChannel.set(watch.channel, watch);
+      watch.route();
+    }
+    const subscription = new Subscription(stream, watch.pos, this.#options.capacity);
+    watch.subs.add(subscription);
+    this.#backstop ??= setInterval(() => {
+      for (const followed of this.#watches.values()) followed.read();
+    }, BACKSTOP_MS).unref();
+    return subscription;
+  }
+
+  /** Leaves the fan-out; a stream without subscriptions is no longer followed. */
+  unsubscribe(subscription: Subscription): void {
+    const watch = this.#watches.get(subscription.stream);
+    if (watch?.subs.delete(subscription) === true && watch.subs.size === 0) this.#forget(watch);
+  }
+
+  /** Ends every subscription and every master connection. */
+  async close(): Promise<void> {
+    this.#closed = true;
+    clearInterval(this.#backstop);
+    for (const watch of this.#watches.values()) {
+      for (const subscription of watch.subs) subscription.end();
+    }
+    this.#watches.clear();
+    this.#byChannel.clear();
+    for (const link of this.#links.values()) link.redis.disconnect();
+    this.#links.clear();
+    await Promise.allSettled([...this.#tasks]);
+  }
+
+  /** Subscribes the stream at the master owning its slot, then reads what it missed. */
+  async #route(watch: Watch): Promise<void> {
+    for (let attempt = 0; this.#live(watch); attempt++) {
+      if (attempt > 0) {
+        await sleep(RETRY_MS);
+        await this.#refreshSlots();
+        if (!this.#live(watch)) return;
+      }
+      const node = this.#options.cluster.slots[watch.slot]?.[0];
+      if (node === undefined) continue;
+      const link = this.#link(node);
+      if (watch.link !== link) {
+        if (watch.link !== undefined) this.#leave(watch.link, watch);
+        watch.link = link;
+        link.watches.add(watch);
+      }
+      try {
+        await link.redis.ssubscribe(watch.channel);
+      } catch (error) {
+        if (this.#closed) return;
+        this.#options.onError(error);
+        continue;
+      }
+      // Whatever landed before the subscription took is read now; later heads wake it.
+      watch.read();
+      return;
+    }
+  }
+
+  /** Reads the stream from where the reader stands to its end and fans it out. */
+  async #read(watch: Watch): Promise<void> {
+    while (this.#live(watch)) {
+      let items: RawEntry[];
+      try {
+        const start = entryId(watch.pos + 1);
+        items = await this.#options.cluster.xrange(watch.log, start, '+', 'COUNT', READ_COUNT);
+      } catch (error) {
+        if (this.#closed) return;
+        this.#options.onError(error);
+        await sleep(RETRY_MS);
+        continue;
+      }
+      if (!this.#live(watch) || items.length === 0) return;
+      const entries = parseEntries(watch.stream, items);
+      const last = entries.at(-1);
+      if (last !== undefined) watch.pos = last.record.envelope.cursor;
+      for (const subscription of watch.subs) {
+        if (!subscription.push(entries)) watch.subs.delete(subscription);
+      }
+      if (watch.subs.size === 0) this.#forget(watch);
+      if (items.length < READ_COUNT) return;
+    }
+  }
+
+  /** The connection to `node` (`host:port`), opened when there is none or it ended. */
+  #link(node: string): Link {
+    const current = this.#links.get(node);
+    if (current !== undefined && current.redis.status !== 'end') return current;
+    const colon = node.lastIndexOf(':');
+    const redis = this.#options.connect(node.slice(0, colon), Number(node.slice(colon + 1)));
+    const link: Link = {
+      node,
+      redis,
+      watches: new Set(),
+      reroute: this.#coalesced(async () => {
+        await this.#refreshSlots();
+        for (const watch of link.watches) watch.route();
+      }),
+    };
+    this.#links.set(node, link);
+    redis.on('error', this.#options.onError);
+    redis.on('smessage', (channel: string, head: string) => {
+      const watch = this.#byChannel.get(channel);
+      if (watch !== undefined && Number(head) > watch.pos) watch.read();
+    });
+    // A slot left this master (it dropped the slot's channels), or SSUBSCRIBE met MOVED.
+    redis.on('moved', link.reroute);
+    // The connection is gone (the master failed, or close()): follow its streams anew.
+    redis.on('end', () => {
+      if (this.#links.get(node) === link) this.#links.delete(node);
+      if (this.#closed) return;
+      for (const watch of link.watches) {
+        if (watch.link !== link) continue;
+        watch.link = undefined;
+        watch.route();
+      }
+      link.watches.clear();
+    });
+    return link;
+  }
+
+  /** Takes `watch` off `link`; the channel stays subscribed only while a stream needs it. */
+  #leave(link: Link, watch: Watch): void {
+    link.watches.delete(watch);
+    if (link.redis.status === 'end') return;
+    link.redis.sunsubscribe(watch.channel).catch(this.#options.onError);
+  }
+
+  #forget(watch: Watch): void {
+    this.#watches.delete(watch.stream);
+    this.#byChannel.delete(watch.channel);
+    if (watch.link !== undefined) this.#leave(watch.link, watch);
+    watch.link = undefined;
+  }
+
+  #live(watch: Watch): boolean {
+    return !this.#closed && this.#watches.get(watch.stream) === watch;
+  }
+
+  #refreshSlots(): Promise<void> {
+    return new Promise((resolve) => {
+      this.#options.cluster.refreshSlotsCache((error) => {
+        if (error !== null && error !== undefined && !this.#closed) this.#options.onError(error);
+        resolve();
+      });
+    });
+  }
+
+  /**
+   * `task` as a trigger: it runs now, or once more after the run in flight when pulled
+   * during one, so a burst of wakes costs one read more at most, never a pile of them.
+   */
+  #coalesced(task: () => Promise<void>): () => void {
+    let pulls = 0;
+    let done = 0;
+    let running = false;
+    const run = async (): Promise<void> => {
+      running = true;
+      try {
+        while (done < pulls && !this.#closed) {
+          done = pulls;
+          await task();
+        }
+      } catch (error) {
+        this.#options.onError(error);
+      } finally {
+        running = false;
+      }
+    };
+    return () => {
+      pulls += 1;
+      if (running) return;
+      const pending = run();
+      this.#tasks.add(pending);
+      void pending.finally(() => this.#tasks.delete(pending));
+    };
+  }
+}
+
+function sleep(ms: number): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, ms));
+}
