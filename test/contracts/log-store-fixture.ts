@@ -100,6 +100,27 @@ export async function within<T>(ms: number, promise: Promise<T>, what: string): 
   }
 }
 
+/**
+ * Follows `stream` from cursor 1 in the background: `seen` fills as the tail yields,
+ * `ended` answers every record once the tail ends by itself (the archiving record),
+ * `stop` aborts it and answers the same.
+ */
+export function follow(store: LogStore, stream: string) {
+  const controller = new AbortController();
+  const seen: StoredRecord[] = [];
+  const ended = (async () => {
+    for await (const record of store.tail(stream, { from: 1, signal: controller.signal })) {
+      seen.push(record);
+    }
+    return seen;
+  })();
+  const stop = () => {
+    controller.abort();
+    return ended;
+  };
+  return { seen, ended, stop };
+}
+
 /** Every record a finite tail yields. */
 export async function collect(records: AsyncIterable<StoredRecord>): Promise<StoredRecord[]> {
   const seen: StoredRecord[] = [];
