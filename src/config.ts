@@ -10,6 +10,7 @@ import path from 'node:path';
 import { z } from 'zod';
 import { parseAllowList } from './net/addresses.ts';
 import { parseDuration } from './schemas/duration.ts';
+import { parseRedisTarget } from './storage/redis/target.ts';
 
 const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
 
@@ -59,6 +60,22 @@ const cidrList = z.string().transform((value, ctx) => {
   }
 });
 
+/**
+ * `REDIS_URL`: a standalone server (`redis://`, `rediss://`) or a Redis Cluster
+ * (`redis+cluster://host:port,host:port`, `rediss+cluster://…`), which a WHATWG URL
+ * cannot parse; checked here, kept as text for the log store to read again.
+ */
+const redisUrl = z.string().superRefine((value, ctx) => {
+  try {
+    parseRedisTarget(value);
+  } catch (error) {
+    ctx.addIssue({
+      code: 'custom',
+      message: error instanceof Error ? error.message : 'is invalid',
+    });
+  }
+});
+
 const base64Key = z
   .string()
   .refine(
@@ -73,7 +90,7 @@ export const configSchema = z.object({
   BASE_URL: optional(url(['http:', 'https:'])),
   DATA_DIR: optional(z.string().min(1)).default('./data'),
   DATABASE_URL: optional(url(['postgres:', 'postgresql:'])),
-  REDIS_URL: optional(url(['redis:', 'rediss:'])),
+  REDIS_URL: optional(redisUrl),
   LOG_LEVEL: optional(
     z.enum(LOG_LEVELS, { error: `must be one of ${LOG_LEVELS.join(', ')}` }),
   ).default('info'),

@@ -31,10 +31,22 @@ describe('configuration', () => {
   });
 
   it.each([
+    'redis://127.0.0.1:6379',
+    'rediss://user:secret@cache.example:6380/2',
+    'redis+cluster://127.0.0.1:7001,127.0.0.1:7002,127.0.0.1:7003',
+    'rediss+cluster://:secret@[::1]:7001,cache.example/',
+  ])('takes REDIS_URL=%s as it is, for the log store to open', (value) => {
+    expect(parseConfig({ REDIS_URL: value }, '/').redisUrl).toBe(value);
+  });
+
+  it.each([
     ['PORT', 'eighty', 'must be a number'],
     ['PORT', '70000', 'must be 0 to 65535'],
     ['DATABASE_URL', 'mysql://localhost/x', 'must be a postgres or postgresql URL'],
     ['REDIS_URL', 'not a url', 'must be a URL'],
+    ['REDIS_URL', 'memcached://127.0.0.1', 'must be a redis, rediss, redis+cluster'],
+    ['REDIS_URL', 'redis+cluster://127.0.0.1:7001/1', 'with no path'],
+    ['REDIS_URL', 'redis+cluster://127.0.0.1:7001,:7002', 'names the cluster node ":7002"'],
     ['LOG_LEVEL', 'loud', 'must be one of'],
     ['OPERATOR_TOKEN', 'short', 'at least 32 characters'],
     ['OPERATOR_TOKEN', 'has spaces in it and is long enough to pass', 'bearer-token characters'],

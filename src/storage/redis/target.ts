@@ -25,9 +25,6 @@ export type RedisTarget =
       readonly tls: boolean;
     };
 
-/** The schemes `parseRedisTarget` takes, as a configuration error lists them. */
-export const REDIS_SCHEMES = ['redis', 'rediss', 'redis+cluster', 'rediss+cluster'] as const;
-
 const CLUSTER_URL = /^(rediss?)\+cluster:\/\/(?:([^@/?#]*)@)?([^/?#@]+)\/?$/;
 
 /** Reads a `REDIS_URL`; throws an `Error` whose message says what is wrong with it. */
@@ -39,7 +36,7 @@ export function parseRedisTarget(url: string): RedisTarget {
     return { kind: 'standalone', url };
   }
   if (scheme !== 'redis+cluster' && scheme !== 'rediss+cluster') {
-    throw new Error(`must be a ${REDIS_SCHEMES.join(', ')} URL`);
+    throw new Error('must be a redis, rediss, redis+cluster or rediss+cluster URL');
   }
   const match = CLUSTER_URL.exec(url);
   const nodes = match?.[3];
