@@ -1,16 +1,16 @@
 /**
  * Appending on PostgreSQL in one round trip (issue 13, item 4): a group of batches, on
- * any streams, is one call of the `log_append` function (migration 003), one statement
- * and so one transaction. The function locks each stream's row, checks the key, refuses
- * an archived stream, mints cursors and `at`, inserts, moves the head and notifies the
- * tails, and answers one row per batch; this module only encodes the batches as JSON and
- * decodes the answers. The records it answers for a landed batch are built here from what
- * was sent and the first cursor and `at` the function minted, so nothing is read back.
+ * any streams, is one call of the `log_append` procedure (migration 003), which locks
+ * each stream's row, checks the key, refuses an archived stream, mints cursors and `at`,
+ * inserts, moves the head, commits, and then notifies the tails; it answers one outcome
+ * per batch. This module only encodes the batches as JSON and decodes the answers. The
+ * records of a landed batch are built here from what was sent and the first cursor and
+ * `at` the procedure minted, so nothing is read back.
  *
- * Failures: a deadlock (two processes locking streams in another order cannot happen, the
- * function locks in byte order, but other writers of the row may) or serialization
- * failure is retried, as the driver does for transactions; both roll the statement back.
- * A statement refused for its data (`isolates`) wrote nothing either, and the group
+ * Failures: a deadlock or serialization failure rolled the records back and is retried,
+ * as the driver does for its transactions (the procedure locks streams in one order, so
+ * two appends do not deadlock each other, but other writers of the rows may). A call
+ * refused for what a batch held (`isolatesPostgres`) wrote nothing either, and the group
  * runner sends its batches again one by one so the refusal reaches only the batch that
  * caused it. Anything else, a lost connection above all, fails the group: the commit may
  * or may not have happened, and only a keyed resend can tell.
@@ -20,7 +20,7 @@ import type { Clock } from '../../clock.ts';
 import { refusalError } from '../outcomes.ts';
 import type { AppendBatch, AppendResult } from '../log-store.ts';
 import { stamp } from './append-transaction.ts';
-import { int, text, type SqlDriver, type SqlRow } from './driver.ts';
+import { int, type SqlDriver, type SqlRow } from './driver.ts';
 import type { ItemOutcome } from './group-runner.ts';
 import { toStored } from './log-reads.ts';
 
@@ -34,8 +34,8 @@ const ATTEMPTS = 5;
  */
 const ISOLATING = ['22', '23', 'P0'];
 
-const CALL =
-  'SELECT out_idx, out_outcome, out_first, out_at, out_replay FROM log_append(?::jsonb, ?, ?)';
+/** Outside any transaction block: the procedure commits before it notifies. */
+const CALL = 'CALL log_append(?::jsonb, ?, ?, NULL)';
 
 function sqlState(error: unknown): string | undefined {
   return error instanceof pg.DatabaseError ? error.code : undefined;
@@ -67,15 +67,15 @@ function encode(batches: readonly AppendBatch[]): string {
   );
 }
 
-function decode(batch: AppendBatch, row: SqlRow): ItemOutcome<AppendResult> {
-  const outcome = text(row, 'out_outcome');
-  switch (outcome) {
+function decode(batch: AppendBatch, answer: unknown): ItemOutcome<AppendResult> {
+  const row = (typeof answer === 'object' && answer !== null ? answer : {}) as SqlRow;
+  switch (row.o) {
     case 'landed': {
-      const records = stamp(batch.stream, int(row, 'out_first'), int(row, 'out_at'), batch.records);
+      const records = stamp(batch.stream, int(row, 'c'), int(row, 'a'), batch.records);
       return { ok: true, value: { outcome: 'landed', records } };
     }
     case 'replayed': {
-      const rows = Array.isArray(row.out_replay) ? (row.out_replay as SqlRow[]) : [];
+      const rows = Array.isArray(row.r) ? (row.r as SqlRow[]) : [];
       return { ok: true, value: { outcome: 'replayed', records: rows.map(toStored) } };
     }
     case 'conflict':
@@ -83,7 +83,7 @@ function decode(batch: AppendBatch, row: SqlRow): ItemOutcome<AppendResult> {
     case 'archived':
       return { ok: false, error: refusalError('session_archived') };
     default:
-      throw new Error(`log_append answered an unknown outcome ${outcome}`);
+      return { ok: false, error: new Error('log_append did not answer the batch') };
   }
 }
 
@@ -95,24 +95,14 @@ export async function appendPostgres(
   batches: readonly AppendBatch[],
 ): Promise<ItemOutcome<AppendResult>[]> {
   const json = encode(batches);
-  let rows: SqlRow[];
   for (let attempt = 1; ; attempt++) {
     try {
-      rows = await driver.query(CALL, [json, clock.now(), channel]);
-      break;
+      const [row] = await driver.query(CALL, [json, clock.now(), channel]);
+      const answers = Array.isArray(row?.answers) ? (row.answers as unknown[]) : [];
+      return batches.map((batch, index) => decode(batch, answers[index]));
     } catch (error) {
       const code = sqlState(error);
       if (code === undefined || !RETRYABLE.has(code) || attempt >= ATTEMPTS) throw error;
     }
   }
-  const answers: (ItemOutcome<AppendResult> | undefined)[] = batches.map(() => undefined);
-  for (const row of rows) {
-    const index = int(row, 'out_idx');
-    const batch = batches[index];
-    if (batch === undefined) throw new Error(`log_append answered batch ${index} of none`);
-    answers[index] = decode(batch, row);
-  }
-  return answers.map(
-    (answer) => answer ?? { ok: false, error: new Error('log_append did not answer a batch') },
-  );
 }

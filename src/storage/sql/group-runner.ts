@@ -48,6 +48,7 @@ export class GroupRunner<T, R> {
   /** Keys with an item in a running group. */
   readonly #busy = new Set<string>();
   #running = 0;
+  #scheduled = false;
 
   constructor(options: GroupRunnerOptions<T, R>) {
     this.#options = options;
@@ -57,6 +58,21 @@ export class GroupRunner<T, R> {
   submit(item: T): Promise<R> {
     return new Promise<R>((resolve, reject) => {
       this.#waiting.push({ item, key: this.#options.keyOf(item), resolve, reject });
+      this.#schedule();
+    });
+  }
+
+  /**
+   * Starts groups once this turn of the event loop is over, so everything submitted in
+   * it goes together: the writers a finished group answers submit their next items in
+   * the microtasks that follow, and they join the next group instead of one starting
+   * with the first of them alone.
+   */
+  #schedule(): void {
+    if (this.#scheduled) return;
+    this.#scheduled = true;
+    setImmediate(() => {
+      this.#scheduled = false;
       this.#start();
     });
   }
@@ -70,7 +86,7 @@ export class GroupRunner<T, R> {
       void this.#runGroup(group).finally(() => {
         this.#running -= 1;
         for (const waiting of group) this.#busy.delete(waiting.key);
-        this.#start();
+        this.#schedule();
       });
     }
   }

@@ -3,11 +3,14 @@
  *
  * An append in this instance hands its records to its own fan-out after commit
  * (`stream-fanout.ts`). The two engines then differ in how they hear of everyone else's:
- * - PostgreSQL (here): the append's commit notifies `channel` with `'<head> <stream>'`,
- *   sent by the `log_append` function (one notification per stream per group) or by the
- *   archive transaction. One dedicated client per store, and so per service process,
- *   LISTENs and wakes the named stream's feed in memory (`wakeups.ts`), which skips the
- *   read when it already delivered up to `head` (its own appends come back this way too).
+ * - PostgreSQL (here): the append's commit notifies `channel`, once per stream per group
+ *   from the `log_append` function, or from the archive transaction. The payload names
+ *   the stream and its new head, and carries the landed records when they fit (8000
+ *   bytes, so nearly always). One dedicated client per store, and so per service
+ *   process, LISTENs and wakes the named stream's feed in memory (`wakeups.ts`), which
+ *   takes the carried records without a read when they continue what it delivered, reads
+ *   when they do not or were not carried, and does nothing when it already delivered up
+ *   to `head` (its own appends come back this way too).
  *   When that client is lost it reconnects with backoff and wakes every feed, which
  *   re-read from where they are, so a notification missed meanwhile costs nothing. No
  *   timer polls, and no tail ever polls.
@@ -15,7 +18,9 @@
  */
 import pg from 'pg';
 import { Unavailable } from '../../errors.ts';
-import type { SqlQueryable } from './driver.ts';
+import type { StoredRecord } from '../log-store.ts';
+import type { SqlQueryable, SqlRow } from './driver.ts';
+import { toStored } from './log-reads.ts';
 import { clientConfig, type PostgresOptions } from './postgres-driver.ts';
 import type { Wakeups } from './wakeups.ts';
 
@@ -37,11 +42,33 @@ export interface LogSignals {
 
 const RECONNECT_MS = { first: 100, max: 5000 };
 
+/** The records a notification carries: `{"head", "stream", "records": [rows]}`. */
+function carried(payload: string): { stream: string; head: number; records: StoredRecord[] } {
+  const { head, stream, records } = JSON.parse(payload) as Record<string, unknown>;
+  if (typeof head !== 'number' || typeof stream !== 'string' || !Array.isArray(records)) {
+    throw new TypeError('a notification without head, stream and records');
+  }
+  return { stream, head, records: (records as SqlRow[]).map(toStored) };
+}
+
 /**
- * Wakes the stream a notification names. A payload without a leading head (another
- * version of the service) still wakes its stream, which then reads unconditionally.
+ * Wakes the stream a notification names: `{"head", "stream", "records"}` when the
+ * records fit in it, else `'<head> <stream>'`. A payload of neither form (another
+ * version of the service) still wakes its stream, which then reads unconditionally; one
+ * that cannot be read at all wakes every stream.
  */
 function wake(wakeups: Wakeups, payload: string): void {
+  if (payload.startsWith('{')) {
+    let told: ReturnType<typeof carried>;
+    try {
+      told = carried(payload);
+    } catch {
+      wakeups.wakeAll();
+      return;
+    }
+    wakeups.wake(told.stream, told.head, told.records);
+    return;
+  }
   const match = /^(\d+) ([\s\S]*)$/.exec(payload);
   if (match?.[1] === undefined || match[2] === undefined) wakeups.wake(payload);
   else wakeups.wake(match[2], Number(match[1]));

@@ -37,10 +37,11 @@ import { follow, type TailSource } from './tail.ts';
 import type { Wakeups } from './wakeups.ts';
 
 /**
- * PostgreSQL groups in flight at once: while one commits (a notifying commit holds a
- * global lock), the next is already on its way. Four of the pool's ten connections.
+ * PostgreSQL groups in flight at once: while one commits and flushes, the next is formed
+ * and sent, and the two commits may share a flush. More only split the waiting appends
+ * into smaller groups (measured with `npm run bench:log`).
  */
-const POSTGRES_GROUPS = 4;
+const POSTGRES_GROUPS = 2;
 /** Records per group at most: a call's JSON stays around a megabyte. */
 const GROUP_RECORDS = 1000;
 

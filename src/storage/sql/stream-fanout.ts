@@ -9,10 +9,12 @@
  *   read at all. They are taken only when they continue the feed without a gap; an
  *   append that commits out of turn (another process landed the cursors before it, or
  *   two appends here answered out of order) makes the feed read instead.
- * - Wakes from elsewhere (`wakeups.ts`: a PostgreSQL notification, a moved SQLite
- *   `data_version`, a reconnected listener) make the feed read everything above where it
- *   stands. At most one read per feed is in flight; wakes meanwhile fold into one more.
- *   A wake that names a head the feed already delivered costs nothing.
+ * - Wakes from elsewhere (`wakeups.ts`: a PostgreSQL notification, a SQLite commit by
+ *   another connection, a reconnected listener) make the feed read everything above
+ *   where it stands, unless the wake carries the records (a PostgreSQL notification
+ *   does when they fit) and they continue the feed: those are taken like an `offer`. At
+ *   most one read per feed is in flight; wakes meanwhile fold into one more. A wake that
+ *   names a head the feed already delivered costs nothing.
  *
  * A feed is made when the first tail of a stream joins and reads once at once: a record
  * may have landed after that tail's last read and before anyone listened. It goes when
@@ -116,8 +118,11 @@ export class StreamFanout {
       again: false,
       quiet: () => undefined,
     };
-    feed.quiet = this.#options.wakeups.listen(stream, (head) => {
-      if (head === undefined || head > feed.pos) this.#pump(feed);
+    feed.quiet = this.#options.wakeups.listen(stream, (head, records) => {
+      if (head !== undefined && head <= feed.pos) return;
+      // Records a notification carried are committed, like this instance's own.
+      if (records === undefined) this.#pump(feed);
+      else this.offer(stream, records, false);
     });
     this.#feeds.set(stream, feed);
     this.#pump(feed);

@@ -8,11 +8,20 @@
  * through this instance hand their records to the fan-out directly and wake nobody.
  *
  * A wake may carry the stream's head as of the commit that caused it, so a feed that
- * already delivered that far skips the read. Only streams with a listener are kept here.
+ * already delivered that far skips the read, and the records that commit landed, so a
+ * feed that stands right before them takes them without reading. Only streams with a
+ * listener are kept here.
  */
+import type { StoredRecord } from '../log-store.ts';
 
-/** Hears one stream's wakes; `head` is the landed head when the signal told it. */
-export type WakeListener = (head: number | undefined) => void;
+/**
+ * Hears one stream's wakes; `head` is the landed head when the signal told it, `records`
+ * what the commit landed on the stream, in cursor order, when the signal carried them.
+ */
+export type WakeListener = (
+  head: number | undefined,
+  records: readonly StoredRecord[] | undefined,
+) => void;
 
 export class Wakeups {
   readonly #streams = new Map<string, Set<WakeListener>>();
@@ -32,9 +41,9 @@ export class Wakeups {
     };
   }
 
-  /** Something landed on `stream`, up to `head` when known. */
-  wake(stream: string, head?: number): void {
-    for (const listener of this.#streams.get(stream) ?? []) listener(head);
+  /** Something landed on `stream`, up to `head` when known: `records` when told. */
+  wake(stream: string, head?: number, records?: readonly StoredRecord[]): void {
+    for (const listener of this.#streams.get(stream) ?? []) listener(head, records);
   }
 
   /** Anything may have landed anywhere (a lost notification channel came back). */
