@@ -41,6 +41,8 @@ export interface AppDeps extends ServicesDeps {
   readonly appdocBodyLimit?: number;
   /** SHA-256 of the operator token (decisions row 73). */
   readonly operatorTokenHash: string;
+  /** Whether the operator grant is on; absent, only without an identity provider. */
+  readonly operatorGrant?: boolean;
   /** Aborted when the process stops: open tails end cleanly (issue 2 item 10). */
   readonly shutdown: AbortSignal;
 }

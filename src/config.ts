@@ -8,6 +8,7 @@
 import type { BlockList } from 'node:net';
 import path from 'node:path';
 import { z } from 'zod';
+import { OIDC_ALGORITHMS } from './console/oidc.ts';
 import { parseAllowList } from './net/addresses.ts';
 import { parseDuration } from './schemas/duration.ts';
 import { parseRedisTarget } from './storage/redis/target.ts';
@@ -60,6 +61,20 @@ const cidrList = z.string().transform((value, ctx) => {
   }
 });
 
+/** Comma-separated JWS algorithms an ID token may be signed with (issue 14 item 4). */
+const algorithmList = z.string().transform((value, ctx) => {
+  const names = value.split(',').map((name) => name.trim());
+  const unknown = names.find((name) => !(OIDC_ALGORITHMS as readonly string[]).includes(name));
+  if (unknown !== undefined) {
+    ctx.addIssue({
+      code: 'custom',
+      message: `names ${unknown === '' ? 'an empty algorithm' : unknown}; each must be one of ${OIDC_ALGORITHMS.join(', ')}`,
+    });
+    return z.NEVER;
+  }
+  return names;
+});
+
 /**
  * `REDIS_URL`: a standalone server (`redis://`, `rediss://`) or a Redis Cluster
  * (`redis+cluster://host:port,host:port`, `rediss+cluster://…`), which a WHATWG URL
@@ -106,6 +121,8 @@ export const configSchema = z.object({
   ),
   CONSOLE_OIDC_ISSUER: optional(url(['http:', 'https:'])),
   CONSOLE_OIDC_AUDIENCE: optional(z.string().min(1)),
+  CONSOLE_OIDC_ALGORITHMS: optional(algorithmList),
+  OPERATOR_GRANT: optional(z.enum(['on', 'off'], { error: 'must be on or off' })),
   SIGNING_KEY: optional(z.string().min(1)),
   SECRETS_KEY: optional(base64Key),
   BODY_LIMIT: optional(positiveInt).default(1024 * 1024),
@@ -132,6 +149,13 @@ export interface Config {
   readonly operatorToken: string | undefined;
   readonly consoleOidcIssuer: string | undefined;
   readonly consoleOidcAudience: string | undefined;
+  /** The algorithms an ID token may be signed with; the verifier's default when absent. */
+  readonly consoleOidcAlgorithms: readonly string[] | undefined;
+  /**
+   * Whether the operator grant mints console tokens: `OPERATOR_GRANT`, or else only while
+   * no `CONSOLE_OIDC_ISSUER` is set.
+   */
+  readonly operatorGrant: boolean;
   /** A PKCS#8 PEM Ed25519 private key; absent: generated into `DATA_DIR`. */
   readonly signingKey: string | undefined;
   /** 32 bytes, base64url, for secrets at rest; absent: generated into `DATA_DIR`. */
@@ -191,6 +215,11 @@ export function parseConfig(
     operatorToken: c.OPERATOR_TOKEN,
     consoleOidcIssuer: c.CONSOLE_OIDC_ISSUER,
     consoleOidcAudience: c.CONSOLE_OIDC_AUDIENCE,
+    consoleOidcAlgorithms: c.CONSOLE_OIDC_ALGORITHMS,
+    operatorGrant:
+      c.OPERATOR_GRANT === undefined
+        ? c.CONSOLE_OIDC_ISSUER === undefined
+        : c.OPERATOR_GRANT === 'on',
     signingKey: c.SIGNING_KEY,
     secretsKey: c.SECRETS_KEY,
     bodyLimit: c.BODY_LIMIT,

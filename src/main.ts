@@ -33,7 +33,7 @@ async function main(): Promise<void> {
     secretsKey: config.secretsKey,
     operatorToken: config.operatorToken,
   });
-  if (keys.generatedOperatorToken !== undefined) {
+  if (keys.generatedOperatorToken !== undefined && config.operatorGrant) {
     // Decisions row 73: generated at first start and shown this once; only its hash is kept.
     process.stderr.write(
       `\nOperator token (shown once, keep it safe): ${keys.generatedOperatorToken}\n\n`,
@@ -68,10 +68,15 @@ async function main(): Promise<void> {
     clock: systemClock,
     entropy: systemEntropy,
     operatorTokenHash: keys.operatorTokenHash,
+    operatorGrant: config.operatorGrant,
     consoleOidc:
       config.consoleOidcIssuer === undefined
         ? undefined
-        : { issuer: config.consoleOidcIssuer, audience: config.consoleOidcAudience },
+        : {
+            issuer: config.consoleOidcIssuer,
+            audience: config.consoleOidcAudience,
+            algorithms: config.consoleOidcAlgorithms,
+          },
     shutdown: shutdown.signal,
     sealKey: keys.secretsKey,
     egressAllow: config.egressAllow,

@@ -25,6 +25,7 @@ import { SessionDirectory } from './sessions/directory.ts';
 import { deriveSessionIdKey } from './sessions/ids.ts';
 import { SessionLifecycle } from './sessions/lifecycle.ts';
 import { SessionTokens } from './sessions/tokens.ts';
+import { TokenStanding } from './sessions/token-standing.ts';
 import type { ControlStore } from './storage/control-store.ts';
 import type { LogStore } from './storage/log-store.ts';
 import type { WorkStore } from './storage/work-store.ts';
@@ -66,7 +67,13 @@ export interface ServicesDeps {
   readonly sealKey: Buffer;
   /** The OpenID Connect issuer console ID tokens come from, when one is configured. */
   readonly consoleOidc:
-    { readonly issuer: string; readonly audience: string | undefined } | undefined;
+    | {
+        readonly issuer: string;
+        readonly audience: string | undefined;
+        /** The only algorithms an ID token may be signed with (issue 14 item 4). */
+        readonly algorithms?: readonly string[] | undefined;
+      }
+    | undefined;
   /** Origins besides `baseUrl`'s a connection's `return_to` may point at (decisions row 44). */
   readonly connectionReturnOrigins?: readonly string[] | undefined;
   /** `EGRESS_ALLOW`: refused addresses tenant-supplied URLs may reach anyway (none by default). */
@@ -112,8 +119,15 @@ export function buildServices(deps: ServicesDeps): Services {
   const { baseUrl, controlStore, clock, entropy } = deps;
   const host = new ActorHost({ store: controlStore, clock, sweepEveryMs: 60_000 });
   const sessionIdKey = deriveSessionIdKey(deps.sealKey);
-  const sessionTokens = new SessionTokens({ tokens: deps.tokens, clock, entropy });
   const directory = new SessionDirectory(controlStore);
+  // Issue 14 item 4: a session token ends with the install key, install or membership it
+  // was minted under.
+  const sessionTokens = new SessionTokens({
+    tokens: deps.tokens,
+    clock,
+    entropy,
+    standing: new TokenStanding({ control: controlStore, directory, clock }),
+  });
   const oauth = new ControlOAuthStore(controlStore, deps.sealKey, clock);
   const egress = new Egress({ allow: deps.egressAllow, log: deps.logger });
   const catalogs = {
@@ -182,6 +196,9 @@ export function buildServices(deps: ServicesDeps): Services {
       : new OidcVerifier({
           issuer: deps.consoleOidc.issuer,
           audience: deps.consoleOidc.audience ?? baseUrl,
+          ...(deps.consoleOidc.algorithms === undefined
+            ? {}
+            : { algorithms: deps.consoleOidc.algorithms }),
           clock,
         });
   const retention = new RetentionSweep({ store: controlStore, clock, logger: deps.logger });
@@ -212,7 +229,15 @@ export function buildServices(deps: ServicesDeps): Services {
       baseUrl,
       ...(deps.proposalRetentionMs === undefined ? {} : { retentionMs: deps.proposalRetentionMs }),
     }),
-    installHooks: { deleted: (install) => archiveSessionsOf(install.id, directory, lifecycle) },
+    installHooks: {
+      deleted: (install) => {
+        sessionTokens.forgetInstall(install.id);
+        return archiveSessionsOf(install.id, directory, lifecycle);
+      },
+      keyChanged: (install) => {
+        sessionTokens.forgetInstall(install);
+      },
+    },
     oidc,
     retention,
     close: async () => {

@@ -20,6 +20,17 @@ describe('configuration', () => {
     });
   });
 
+  it('turns the operator grant off under an identity provider unless asked (issue 14)', () => {
+    const issuer = { CONSOLE_OIDC_ISSUER: 'https://id.example' };
+    expect(parseConfig({}, '/').operatorGrant).toBe(true);
+    expect(parseConfig(issuer, '/').operatorGrant).toBe(false);
+    expect(parseConfig({ ...issuer, OPERATOR_GRANT: 'on' }, '/').operatorGrant).toBe(true);
+    expect(parseConfig({ OPERATOR_GRANT: 'off' }, '/').operatorGrant).toBe(false);
+    expect(parseConfig({ CONSOLE_OIDC_ALGORITHMS: 'RS256, EdDSA' }, '/')).toMatchObject({
+      consoleOidcAlgorithms: ['RS256', 'EdDSA'],
+    });
+  });
+
   it('treats an empty variable as absent', () => {
     expect(parseConfig({ DATABASE_URL: '', PORT: '' }, '/').databaseUrl).toBeUndefined();
   });
@@ -54,6 +65,9 @@ describe('configuration', () => {
     ['BODY_LIMIT', '-1', 'must be positive'],
     ['APPDOC_BODY_LIMIT', '0', 'must be positive'],
     ['PROPOSAL_RETENTION', 'forever', 'must be a positive duration'],
+    ['OPERATOR_GRANT', 'yes', 'must be on or off'],
+    ['CONSOLE_OIDC_ALGORITHMS', 'RS256,HS256', 'names HS256'],
+    ['CONSOLE_OIDC_ALGORITHMS', 'none', 'names none'],
   ])('refuses %s=%s naming the variable', (variable, value, reason) => {
     let caught: unknown;
     try {

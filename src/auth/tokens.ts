@@ -33,6 +33,8 @@ export interface VerifiedToken extends TokenClaims {
   readonly jti: string;
   /** Expiry in ms. */
   readonly expires: number;
+  /** When it was minted, in ms (`iat × 1000`). */
+  readonly issuedAt: number;
 }
 
 export interface MintedToken {
@@ -101,6 +103,7 @@ export class TokenService {
         aud,
         jti: payload.jti,
         expires: (payload.exp ?? 0) * 1000,
+        issuedAt: (payload.iat ?? 0) * 1000,
       };
     } catch (error) {
       if (error instanceof Unauthenticated) throw error;

@@ -23,10 +23,18 @@ export interface InstallHooks {
    * (decisions rows 60, 61, 76: `session.archived` by `install_deleted`).
    */
   deleted(install: Versioned<InstallValue>): Promise<void>;
+  /**
+   * Runs once the install's key was rotated or revoked (row 77), so that the session
+   * tokens minted under the old key stop at once in this process (issue 14 item 4).
+   */
+  keyChanged(install: string): void;
 }
 
 /** Until sessions exist (issue 6) nothing else belongs to an install. */
-export const NO_INSTALL_HOOKS: InstallHooks = { deleted: () => Promise.resolve() };
+export const NO_INSTALL_HOOKS: InstallHooks = {
+  deleted: () => Promise.resolve(),
+  keyChanged: () => undefined,
+};
 
 /** One page of `GET /installs` (row 39: `next` is passed back as `after`). */
 export interface InstallPage {

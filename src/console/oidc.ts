@@ -14,6 +14,27 @@ import type { Clock } from '../clock.ts';
 import { Unauthenticated, UpstreamFailure } from '../errors.ts';
 import { User } from '../schemas/console.ts';
 
+/**
+ * The signing algorithms an ID token may use unless `CONSOLE_OIDC_ALGORITHMS` says others
+ * (issue 14 item 4): pinned, so a token's own `alg` header never chooses how it is
+ * checked. RS256 is what OpenID Connect Core §15.1 requires every issuer to offer.
+ */
+export const DEFAULT_OIDC_ALGORITHMS: readonly string[] = ['RS256', 'ES256'];
+
+/** Every asymmetric JWS algorithm the service can be told to accept (no `none`, no HMAC). */
+export const OIDC_ALGORITHMS = [
+  'RS256',
+  'RS384',
+  'RS512',
+  'PS256',
+  'PS384',
+  'PS512',
+  'ES256',
+  'ES384',
+  'ES512',
+  'EdDSA',
+] as const;
+
 /** How long the issuer gets to answer a discovery or JWKS request. */
 const FETCH_TIMEOUT_MS = 5_000;
 /** Clock skew tolerated between the issuer and this service. */
@@ -26,6 +47,8 @@ export interface OidcOptions {
   readonly issuer: string;
   /** `CONSOLE_OIDC_AUDIENCE`: the client id the ID tokens are issued to. */
   readonly audience: string;
+  /** `CONSOLE_OIDC_ALGORITHMS`: the only algorithms a token may be signed with. */
+  readonly algorithms?: readonly string[];
   readonly clock: Clock;
 }
 
@@ -117,6 +140,7 @@ export class OidcVerifier {
       const { payload } = await jwtVerify(idToken, issuer.keys, {
         issuer: issuer.issuer,
         audience: this.#options.audience,
+        algorithms: [...(this.#options.algorithms ?? DEFAULT_OIDC_ALGORITHMS)],
         requiredClaims: ['sub', 'exp', 'iat'],
         clockTolerance: CLOCK_TOLERANCE_S,
         currentDate: new Date(this.#options.clock.now()),
@@ -139,6 +163,9 @@ export class OidcVerifier {
 /** Why a token failed, in words that never echo the token. */
 function reasonOf(error: unknown): string {
   if (error instanceof joseErrors.JWTExpired) return 'the ID token has expired';
+  if (error instanceof joseErrors.JOSEAlgNotAllowed) {
+    return 'the ID token is signed with an algorithm this service does not accept';
+  }
   if (error instanceof joseErrors.JWTClaimValidationFailed) {
     if (error.claim === 'iss') return 'the ID token is not from the configured issuer';
     if (error.claim === 'aud') return 'the ID token is not for this service';

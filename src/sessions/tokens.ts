@@ -8,11 +8,16 @@
  * client sends one token many times, so verified tokens are kept in a bounded cache by
  * their text: a hit costs one map lookup and an expiry check against the clock. A token
  * that fails never enters the cache, so a forged one is checked every time.
+ *
+ * A verified token still stops working when what it stands on goes away (issue 14 item
+ * 4): `TokenStanding` checks the install key it was minted under, its install's tombstone
+ * and a console user's membership on every verification, cache hits included.
  */
 import { errors as joseErrors } from 'jose';
 import type { TokenService, VerifiedToken } from '../auth/tokens.ts';
 import type { Clock, Entropy } from '../clock.ts';
 import { Unauthenticated } from '../errors.ts';
+import { installKeyTag, type TokenStanding } from './token-standing.ts';
 
 /** Decisions row 31: a session token lives one hour. */
 export const SESSION_TOKEN_TTL_MS = 60 * 60 * 1000;
@@ -40,6 +45,8 @@ export interface SessionCredential {
   readonly expires: number;
   /** A grant's call: the cursor of the invoke.allowed it completes (row 57). */
   readonly cause?: number;
+  /** The tag of the install key the token was minted under (`ikt`), when an install minted it. */
+  readonly installKey?: string;
 }
 
 /** What a new token is for. */
@@ -49,6 +56,11 @@ export interface SessionTokenRequest {
   readonly producer: string;
   readonly tenant: string;
   readonly scopes?: readonly SessionScope[];
+  /**
+   * The stored hash of the install key the request came with, when an install mints: the
+   * token then ends when that key is rotated or revoked.
+   */
+  readonly installKeyHash?: string;
 }
 
 /** 2.9 without the session id. */
@@ -63,6 +75,8 @@ export interface SessionTokensOptions {
   readonly entropy: Entropy;
   /** Verified tokens kept; the oldest is dropped first. Default 10 000. */
   readonly cacheSize?: number;
+  /** Checks what each token stands on; without it a token is judged by its signature alone. */
+  readonly standing?: TokenStanding;
 }
 
 /** Mints session tokens and verifies them, with a cache of verified ones. */
@@ -71,6 +85,7 @@ export class SessionTokens {
   readonly #clock: Clock;
   readonly #entropy: Entropy;
   readonly #cacheSize: number;
+  readonly #standing: TokenStanding | undefined;
   readonly #verified = new Map<string, SessionCredential>();
 
   constructor(options: SessionTokensOptions) {
@@ -78,6 +93,12 @@ export class SessionTokens {
     this.#clock = options.clock;
     this.#entropy = options.entropy;
     this.#cacheSize = Math.max(1, options.cacheSize ?? 10_000);
+    this.#standing = options.standing;
+  }
+
+  /** Forgets what is known of an install whose key or tombstone changed in this process. */
+  forgetInstall(install: string): void {
+    this.#standing?.forgetInstall(install);
   }
 
   /** Mints a token attaching to one session, with a fresh idempotency key (rows 9, 31). */
@@ -90,6 +111,9 @@ export class SessionTokens {
         idk: this.#entropy.bytes(16).toString('base64url'),
         scp: request.scopes ?? HOLDER_SCOPES,
         tid: request.tenant,
+        ...(request.installKeyHash === undefined
+          ? {}
+          : { ext: { ikt: installKeyTag(request.installKeyHash) } }),
       },
       SESSION_TOKEN_TTL_MS,
     );
@@ -133,6 +157,7 @@ export class SessionTokens {
     const cached = this.#verified.get(token);
     if (cached !== undefined && cached.expires > this.#clock.now()) {
       if (cached.audience === 'grant' && options.grants !== true) throw wrongAudience();
+      await this.#stands(cached);
       return cached;
     }
     this.#verified.delete(token);
@@ -147,8 +172,19 @@ export class SessionTokens {
       });
     }
     const credential = credentialOf(verified);
+    await this.#stands(credential);
     this.#remember(token, credential);
     return credential;
+  }
+
+  async #stands(credential: SessionCredential): Promise<void> {
+    if (this.#standing === undefined) return;
+    await this.#standing.check({
+      session: credential.session,
+      producer: credential.producer,
+      tenant: credential.tenant,
+      installKey: credential.installKey,
+    });
   }
 
   #remember(token: string, credential: SessionCredential): void {
@@ -172,6 +208,7 @@ function credentialOf(token: VerifiedToken): SessionCredential {
     ...(token.aud === 'grant' && typeof token.ext?.cause === 'number'
       ? { cause: token.ext.cause }
       : {}),
+    ...(typeof token.ext?.ikt === 'string' ? { installKey: token.ext.ikt } : {}),
   };
 }
 

@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { installIndex } from '../../src/consent/documents.ts';
-import { deleteInstall, type InstallHooks } from '../../src/consent/installs.ts';
+import { deleteInstall, NO_INSTALL_HOOKS, type InstallHooks } from '../../src/consent/installs.ts';
 import { NotFound } from '../../src/errors.ts';
 import { INDEX, scoped, type InstallValue } from '../../src/resources/types.ts';
 import type { ControlStore } from '../../src/storage/control-store.ts';
@@ -60,7 +60,7 @@ async function install(): Promise<InstallValue> {
 describe('deleteInstall (decisions row 76)', () => {
   it('keeps the key on the index for the tombstone and drops the option and connection references', async () => {
     const value = await install();
-    await deleteInstall(store, value.tenant, value.id, { deleted: () => Promise.resolve() });
+    await deleteInstall(store, value.tenant, value.id, NO_INSTALL_HOOKS);
     const [byKey] = await store.findByIndex<InstallValue>(
       'install',
       INDEX.key,
@@ -89,6 +89,7 @@ describe('deleteInstall (decisions row 76)', () => {
         seen.push(`${tombstone.id}:${String(tombstone.value.deleted)}`);
         return fail ? Promise.reject(new Error('archive failed')) : Promise.resolve();
       },
+      keyChanged: () => undefined,
     };
     await expect(deleteInstall(store, value.tenant, value.id, hooks)).rejects.toThrow(
       'archive failed',

@@ -31,6 +31,8 @@ export interface TestAppOptions {
   readonly databaseUrl?: string;
   readonly redisUrl?: string;
   readonly consoleOidc?: AppDeps['consoleOidc'];
+  /** `OPERATOR_GRANT`; absent, on only without `consoleOidc`, as in the service. */
+  readonly operatorGrant?: boolean;
   /** Turn runtime settings; by default a short sweep, the usual lease and idle archive. */
   readonly turns?: Partial<AppDeps['turns']>;
   /**
@@ -90,6 +92,7 @@ export async function startTestApp(options: TestAppOptions = {}): Promise<TestAp
     clock,
     entropy: systemEntropy,
     operatorTokenHash: keys.operatorTokenHash,
+    ...(options.operatorGrant === undefined ? {} : { operatorGrant: options.operatorGrant }),
     consoleOidc: options.consoleOidc,
     shutdown: shutdown.signal,
     sealKey: keys.secretsKey,

@@ -1,13 +1,20 @@
 /**
  * The console audience (interface 5 rules 4 and 5, decisions rows 73 to 75): a console
  * token names one (user, tenant); the role is read from the tenant's membership on every
- * request, so a demoted or removed member loses rights at once, not when the token ends.
+ * request, so a demoted member loses rights at once, not when the token ends.
+ *
+ * A token stands on the membership it was minted for (issue 14 item 4). A token minted
+ * for a member carries when that membership began (`mc`); once the user is removed the
+ * token is refused with 401 at once, and it stays refused if the user is added again
+ * later (a new membership, a new sign-in). A token minted while the tenant did not exist
+ * yet (so that `PUT /console/tenant` can create it) carries none: it stands on a
+ * membership that began after it was minted, its creator's, and has no role before.
  */
 import type { FastifyRequest } from 'fastify';
 import { requireBearer } from '../../auth/bearer.ts';
-import type { TokenService } from '../../auth/tokens.ts';
-import { Forbidden } from '../../errors.ts';
-import type { ControlStore } from '../../storage/control-store.ts';
+import type { TokenService, VerifiedToken } from '../../auth/tokens.ts';
+import { Forbidden, Unauthenticated } from '../../errors.ts';
+import type { ControlStore, Versioned } from '../../storage/control-store.ts';
 import type { MembershipValue, Role } from '../../resources/types.ts';
 
 /** Console token lifetime (decisions row 33). */
@@ -17,7 +24,7 @@ export const CONSOLE_TOKEN_TTL_MS = 60 * 60 * 1000;
 export interface ConsoleCaller {
   readonly user: string;
   readonly tenant: string;
-  /** Null while the tenant does not exist or the user is not (or no longer) a member. */
+  /** Null while the tenant does not exist yet. */
   readonly role: Role | null;
   /** The producer a console session token writes as (decisions part D). */
   readonly producer: string;
@@ -26,6 +33,21 @@ export interface ConsoleCaller {
 export interface ConsoleAuthDeps {
   readonly tokens: TokenService;
   readonly controlStore: ControlStore;
+}
+
+/** The claims a console token carries of the membership it was minted for, if any. */
+export function membershipClaim(membership: Versioned<MembershipValue> | null): {
+  readonly ext?: { readonly mc: number };
+} {
+  return membership === null ? {} : { ext: { mc: membership.created } };
+}
+
+/** True when `membership` is the one `token` was minted under (see the module comment). */
+function standsOn(token: VerifiedToken, membership: Versioned<MembershipValue>): boolean {
+  const bound = token.ext?.mc;
+  if (typeof bound === 'number') return bound === membership.created;
+  // iat has whole seconds: a membership created in the second of minting counts as after.
+  return membership.created >= token.issuedAt;
 }
 
 /** Verifies the console token of a request and reads the caller's current role. */
@@ -37,7 +59,17 @@ export async function consoleCaller(
   const user = token.sub.startsWith('console:') ? token.sub.slice('console:'.length) : token.sub;
   const tenant = token.tid ?? '';
   const membership = await deps.controlStore.get<MembershipValue>('membership', tenant, user);
+  if (membership === null ? await tenantExists(deps, tenant) : !standsOn(token, membership)) {
+    throw new Unauthenticated(
+      `the token's membership of tenant ${tenant} has ended; sign in again`,
+      true,
+    );
+  }
   return { user, tenant, role: membership?.value.role ?? null, producer: `console:${user}` };
+}
+
+async function tenantExists(deps: ConsoleAuthDeps, tenant: string): Promise<boolean> {
+  return (await deps.controlStore.get('tenant', '', tenant)) !== null;
 }
 
 /** Any member of the tenant (plain reads, rule 4). */

@@ -8,17 +8,20 @@ import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import type { TokenService } from '../../auth/tokens.ts';
 import type { Entropy } from '../../clock.ts';
-import { revokeKey, rotateKey } from '../../consent/installs.ts';
+import { revokeKey, rotateKey, type InstallHooks } from '../../consent/installs.ts';
 import type { ControlStore } from '../../storage/control-store.ts';
 import { IdParams } from '../../schemas/common.ts';
 import { InstallKeyAnswer } from '../../schemas/console.ts';
 import { consoleCaller, requireOwner } from '../auth/console.ts';
 import { problemResponses } from '../openapi-responses.ts';
+import { noStore } from '../no-store.ts';
 
 export interface InstallKeyDeps {
   readonly controlStore: ControlStore;
   readonly tokens: TokenService;
   readonly entropy: Entropy;
+  /** Told of every rotation and revocation: the old key's session tokens end at once. */
+  readonly installHooks: InstallHooks;
 }
 
 /** Registers `POST /installs/{id}/key` and `DELETE /installs/{id}/key`. */
@@ -28,9 +31,11 @@ export function installKeyRoutes(app: FastifyInstance, deps: InstallKeyDeps): vo
   routes.post(
     '/installs/:id/key',
     {
+      onSend: noStore,
       schema: {
         summary: "Rotate the install's key",
-        description: 'Answers the new key once; the old key is refused from now on (401).',
+        description:
+          'Answers the new key once; the old key is refused from now on (401), and so are the session tokens minted with it.',
         tags: ['console'],
         security: [{ consoleToken: [] }],
         params: IdParams,
@@ -45,6 +50,7 @@ export function installKeyRoutes(app: FastifyInstance, deps: InstallKeyDeps): vo
         caller.tenant,
         request.params.id,
       );
+      deps.installHooks.keyChanged(request.params.id);
       return { key };
     },
   );
@@ -54,7 +60,8 @@ export function installKeyRoutes(app: FastifyInstance, deps: InstallKeyDeps): vo
     {
       schema: {
         summary: "Revoke the install's key",
-        description: 'No key answers for the install until a new one is rotated in.',
+        description:
+          'No key answers for the install until a new one is rotated in; the session tokens minted with the revoked key are refused (401).',
         tags: ['console'],
         security: [{ consoleToken: [] }],
         params: IdParams,
@@ -67,6 +74,7 @@ export function installKeyRoutes(app: FastifyInstance, deps: InstallKeyDeps): vo
     async (request, reply) => {
       const caller = requireOwner(await consoleCaller(request, deps));
       await revokeKey(deps.controlStore, caller.tenant, request.params.id);
+      deps.installHooks.keyChanged(request.params.id);
       return reply.code(204).send(null);
     },
   );

@@ -25,6 +25,7 @@ import { consoleCaller, requireMember, requireOwner } from '../auth/console.ts';
 import { problemResponses } from '../openapi-responses.ts';
 import { directoryRow, statusOf, type SessionContext } from './context.ts';
 import { nextLink } from './directory.ts';
+import { noStore } from '../no-store.ts';
 
 /** Registers the console's session routes. */
 export function consoleSessionRoutes(app: FastifyInstance, context: SessionContext): void {
@@ -62,6 +63,7 @@ export function consoleSessionRoutes(app: FastifyInstance, context: SessionConte
   routes.post(
     '/console/sessions/:id/token',
     {
+      onSend: noStore,
       schema: {
         summary: 'Mint a token on a tenant session, writing as the console user',
         tags: ['console'],

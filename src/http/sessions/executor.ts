@@ -15,6 +15,7 @@ import { requireBearer } from '../../auth/bearer.ts';
 import { BODY_PROBLEMS, problemResponses } from '../openapi-responses.ts';
 import type { SessionContext } from './context.ts';
 import { requireAttached, sessionCredential } from './credential.ts';
+import { noStore } from '../no-store.ts';
 
 /** Registers the executor token exchange and the claim. */
 export function executorRoutes(app: FastifyInstance, context: SessionContext): void {
@@ -22,6 +23,7 @@ export function executorRoutes(app: FastifyInstance, context: SessionContext): v
   routes.get(
     '/sessions/:id/executor/token',
     {
+      onSend: noStore,
       schema: {
         summary: "Exchange the executor's signed assertion for its session token",
         description:
@@ -46,6 +48,7 @@ export function executorRoutes(app: FastifyInstance, context: SessionContext): v
   routes.post(
     '/sessions/:id/executor/claim',
     {
+      onSend: noStore,
       schema: {
         summary: 'Claim a call addressed to this executor',
         description:

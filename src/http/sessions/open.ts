@@ -18,6 +18,7 @@ import { installCaller } from '../auth/install.ts';
 import { BODY_PROBLEMS, problemResponses } from '../openapi-responses.ts';
 import { PROBLEM_MEDIA_TYPE } from '../problem.ts';
 import type { SessionContext } from './context.ts';
+import { noStore } from '../no-store.ts';
 
 /** Row 62: the executor's key must be an Ed25519 or P-256 public key that imports. */
 function checkExecutorKey(executor: ExecutorSpec | undefined): void {
@@ -45,6 +46,7 @@ export function openRoute(app: FastifyInstance, context: SessionContext): void {
   app.withTypeProvider<ZodTypeProvider>().post(
     '/sessions',
     {
+      onSend: noStore,
       schema: {
         summary: 'Open a session for a principal',
         description:

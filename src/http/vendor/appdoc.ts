@@ -13,6 +13,7 @@ import { IdParams } from '../../schemas/common.ts';
 import { ComposedDocument, ProposalAnswer, VendorDocument } from '../../schemas/vendor.ts';
 import { installCaller, requireInstallId } from '../auth/install.ts';
 import { BODY_PROBLEMS, problemResponses } from '../openapi-responses.ts';
+import { noStore } from '../no-store.ts';
 
 export interface AppdocDeps {
   readonly controlStore: ControlStore;
@@ -45,6 +46,7 @@ export function appdocRoutes(app: FastifyInstance, deps: AppdocDeps, flow: Propo
           key: (request) => `appdoc:${request.ip}`,
         },
       },
+      onSend: noStore,
       schema: {
         summary: 'Propose an app document',
         description:
@@ -77,6 +79,7 @@ export function appdocRoutes(app: FastifyInstance, deps: AppdocDeps, flow: Propo
   routes.post(
     '/installs/:id/proposals',
     {
+      onSend: noStore,
       schema: {
         summary: 'Propose an update of the install',
         description:

@@ -14,12 +14,14 @@ import { PollProblem, Problem } from '../../schemas/problem.ts';
 import { PollAnswer, PollBody } from '../../schemas/vendor.ts';
 import { problemResponses } from '../openapi-responses.ts';
 import { PROBLEM_MEDIA_TYPE } from '../problem.ts';
+import { noStore } from '../no-store.ts';
 
 /** Registers `POST /consent/token`. */
 export function pollRoute(app: FastifyInstance, flow: ProposalFlow): void {
   app.withTypeProvider<ZodTypeProvider>().post(
     '/consent/token',
     {
+      onSend: noStore,
       schema: {
         summary: 'Poll a proposal for its receipt',
         description:

@@ -151,11 +151,12 @@ describe('GET /secrets', () => {
     }
   });
 
-  it('refuses a user who is no longer a member with 403, and no token with 401', async () => {
+  it('refuses a user who is no longer a member, and no token, with 401', async () => {
     const owner = await newOwner(harness);
     const removed = await oneMember(harness, owner);
     await setMembers(harness, owner, []);
-    expectProblem(await list(removed), 403, 'not_member');
+    // Issue 14 item 4: the token stood on the membership, which is gone.
+    expectProblem(await list(removed), 401, 'invalid_token');
     expectProblem(await list({ headers: {} }), 401, 'unauthenticated');
   });
 });

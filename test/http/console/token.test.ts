@@ -20,7 +20,11 @@ let client: ConsoleClient;
 
 beforeAll(async () => {
   issuer = await startOidcIssuer();
-  harness = await startTestApp({ consoleOidc: { issuer: issuer.issuer, audience: AUDIENCE } });
+  // Both ways in at once: with an issuer the operator grant must be turned on explicitly.
+  harness = await startTestApp({
+    consoleOidc: { issuer: issuer.issuer, audience: AUDIENCE },
+    operatorGrant: true,
+  });
   client = await ConsoleClient.of(harness);
 });
 afterAll(async () => {
@@ -55,6 +59,9 @@ describe('POST /console/token, the operator grant', () => {
     );
     expect(answer.expires).toBeLessThanOrEqual(Date.now() + CONSOLE_TOKEN_TTL_MS);
     const verified = await harness.deps.tokens.verify(answer.token, 'console');
+    // Issue 14 item 4: a token answer is never cached.
+    const again = await operatorGrant({ user, tenant });
+    expect(again.headers['cache-control']).toBe('no-store');
     expect(verified).toMatchObject({ sub: `console:${user}`, tid: tenant, aud: 'console' });
     // The token is no session token.
     await expect(harness.deps.tokens.verify(answer.token, 'session')).rejects.toThrow();
@@ -235,6 +242,59 @@ describe('POST /console/token with other OpenID Connect settings', () => {
       issuer.failWith = undefined;
       await fresh.close();
     }
+  });
+});
+
+describe('POST /console/token hardened (issue 14 item 4)', () => {
+  it('turns the operator grant off when an issuer is configured, unless enabled', async () => {
+    const oidcOnly = await startTestApp({
+      consoleOidc: { issuer: issuer.issuer, audience: AUDIENCE },
+    });
+    try {
+      const oidcClient = await ConsoleClient.of(oidcOnly);
+      const grant = await oidcClient.call({
+        method: 'POST',
+        url: '/console/token',
+        headers: { authorization: `Bearer ${String(oidcOnly.keys.generatedOperatorToken)}` },
+        payload: { user: freshUser(), tenant: freshTenant() },
+      });
+      expectProblem(grant, 401, 'invalid_token');
+      expect((grant.body as { message: string }).message).toContain('operator grant is off');
+      const subject_token = await issuer.mint(AUDIENCE);
+      const signedIn = await oidcClient.call({
+        method: 'POST',
+        url: '/console/token',
+        payload: { subject_token, tenant: freshTenant() },
+      });
+      expectOk(signedIn, 200);
+      expect(signedIn.headers['cache-control']).toBe('no-store');
+    } finally {
+      await oidcOnly.close();
+    }
+  });
+
+  it("accepts only the pinned signing algorithms, whatever a token's header says", async () => {
+    // The test issuer signs with ES256: pinned to RS256 alone, its good tokens are refused.
+    const pinned = await startTestApp({
+      consoleOidc: { issuer: issuer.issuer, audience: AUDIENCE, algorithms: ['RS256'] },
+    });
+    try {
+      const pinnedClient = await ConsoleClient.of(pinned);
+      const answer = await pinnedClient.call({
+        method: 'POST',
+        url: '/console/token',
+        payload: { subject_token: await issuer.mint(AUDIENCE), tenant: freshTenant() },
+      });
+      expectProblem(answer, 401, 'invalid_token');
+      expect((answer.body as { message: string }).message).toContain('algorithm');
+    } finally {
+      await pinned.close();
+    }
+    // The default set takes them.
+    expectOk(
+      await exchange({ subject_token: await issuer.mint(AUDIENCE), tenant: freshTenant() }),
+      200,
+    );
   });
 });
 

@@ -60,14 +60,22 @@ describe('deleting an install', () => {
     });
     expect(deleted.statusCode, deleted.body).toBe(204);
 
+    const listed = await harness.app.inject({
+      method: 'GET',
+      url: '/console/sessions',
+      headers: owner.headers,
+    });
+    const rows = listed.json<{ items: { id: string; archived: boolean }[] }>().items;
     for (const [index, session] of opened.entries()) {
+      expect(rows.find((row) => row.id === session.session)).toMatchObject({ archived: true });
+      // Issue 14 item 4: a deleted install ends its sessions' tokens too.
       const status = await harness.app.inject({
         method: 'GET',
         url: `/sessions/${session.session}/status`,
         headers: { authorization: `Bearer ${session.token}` },
       });
-      expect(status.statusCode, status.body).toBe(200);
-      expect(status.json()).toMatchObject({ archived: true, live: { phase: 'ended' } });
+      expect(status.statusCode, status.body).toBe(401);
+      expect(status.json()).toMatchObject({ code: 'invalid_token' });
       const records = await harness.stores.log.read(session.session, { from: 1 });
       const finals = records.filter((r) => r.envelope.kind.name === 'session.archived');
       expect(finals).toHaveLength(1);

@@ -211,7 +211,7 @@ describe('GET /console/sessions/{id}/events refuses', () => {
     expect(asSession.response.statusCode).toBe(401);
   });
 
-  it('a user who is not a member with 403', async () => {
+  it('a user who is not a member of the existing tenant with 401 (issue 14 item 4)', async () => {
     const session = await sessionWithCall();
     const outsider = `s-${randomUUID()}`;
     const { token } = await harness.deps.tokens.mint(
@@ -224,8 +224,8 @@ describe('GET /console/sessions/{id}/events refuses', () => {
       user: outsider,
       headers: { authorization: `Bearer ${token}` },
     });
-    expect(response.statusCode).toBe(403);
-    expect(problem.code).toBe('not_member');
+    expect(response.statusCode).toBe(401);
+    expect(problem.code).toBe('invalid_token');
   });
 
   it('a session of another tenant, an unknown id or an id of the wrong shape with 404', async () => {

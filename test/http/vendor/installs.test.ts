@@ -6,7 +6,7 @@
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { TestApp } from '../../support/app.ts';
-import { setMembers, type ConsoleUser } from '../../support/console.ts';
+import { consoleToken, setMembers, type ConsoleUser } from '../../support/console.ts';
 import type { OpenApiCheck } from '../../support/openapi-check.ts';
 import {
   conforms,
@@ -96,7 +96,7 @@ describe('GET /installs and GET /installs/{id}', () => {
     });
   });
 
-  it('refuses a bad limit (400), no token (401), a non-member (403) and another tenant’s id (404)', async () => {
+  it('refuses a bad limit (400), no token or a removed member (401), a non-member (403) and another tenant’s id (404)', async () => {
     const owner = await ownerWithOption(harness);
     const { install } = await installFor(owner);
     const stranger = await ownerWithOption(harness);
@@ -116,9 +116,18 @@ describe('GET /installs and GET /installs/{id}', () => {
     });
     expect(forged.statusCode).toBe(401);
     expect(forged.json()).toMatchObject({ code: 'invalid_token' });
-    // A member removed from the tenant keeps a token that verifies, but no role.
-    const outsider = await memberOf(owner);
+    // Issue 14 item 4: a member removed from the tenant loses the token with the membership.
+    const removed = await memberOf(owner);
     await setMembers(harness, owner, []);
+    const ended = await call('GET', '/installs', removed);
+    conforms(check, 'GET', '/installs', ended);
+    expect(ended.statusCode).toBe(401);
+    // A token for a tenant that does not exist yet verifies, but has no role anywhere.
+    const outsider = await consoleToken(
+      harness,
+      `u-${randomUUID()}`,
+      `t-${randomUUID().slice(0, 8)}`,
+    );
     const refused = await call('GET', '/installs', outsider);
     conforms(check, 'GET', '/installs', refused);
     expect(refused.statusCode).toBe(403);
