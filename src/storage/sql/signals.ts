@@ -79,8 +79,12 @@ export async function listenPostgres(
   options: PostgresOptions,
   wakeups: Wakeups,
 ): Promise<LogSignals> {
-  // One channel per schema: stores in other schemas of the database never wake ours.
-  const channel = options.schema === undefined ? 'log_appended' : `log_appended_${options.schema}`;
+  // One channel per schema: stores in other schemas of the database never wake ours. A
+  // channel is an identifier, at most 63 bytes: LISTEN would cut a longer one, and
+  // pg_notify refuse it.
+  const channel = (
+    options.schema === undefined ? 'log_appended' : `log_appended_${options.schema}`
+  ).slice(0, 63);
   let client: pg.Client | undefined;
   let closed = false;
   let retry: NodeJS.Timeout | undefined;

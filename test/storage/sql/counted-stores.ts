@@ -1,10 +1,11 @@
 /**
  * SQL log stores assembled from their real parts (driver, wake-ups, signals) with one
- * difference: every query the store runs outside a transaction that reads records is
- * counted. Appends (a transaction, or on PostgreSQL one `log_append` call that reads
- * nothing back) are not counted; what is counted is what tails and feeds read (and any
+ * difference: what the store asks of its database is counted. `queries` counts the
+ * statements outside transactions that read records: what tails and feeds read (and any
  * `read` a test makes), which is what the fan-out must keep from growing with the number
- * of tails (issue 3, item 7). The SQLite watch's own queries are not counted either.
+ * of tails (issue 3, item 7). `writes` counts the writes appends and archives make: a
+ * transaction, or on PostgreSQL a call of `log_append` (issue 13, item 4). The SQLite
+ * watch's own queries are not counted.
  */
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -23,8 +24,12 @@ import { createTestSchema } from './pg-schema.ts';
 
 export interface CountedStore {
   readonly store: LogStore;
-  /** Queries run outside transactions since the store opened. */
+  /** Reads of records outside transactions since the store opened. */
   readonly queries: () => number;
+  /** Transactions and `log_append` calls since the store opened. */
+  readonly writes: () => number;
+  /** Statements outside transactions, of any kind, since the store opened. */
+  readonly statements: () => number;
 }
 
 export interface CountedEngine {
@@ -35,17 +40,29 @@ export interface CountedEngine {
   cleanup(): Promise<void>;
 }
 
-function counting(driver: SqlDriver): { driver: SqlDriver; queries: () => number } {
-  let queries = 0;
+interface Counts {
+  queries: number;
+  writes: number;
+  statements: number;
+}
+
+function counting(driver: SqlDriver): { driver: SqlDriver; counts: Counts } {
+  const counts: Counts = { queries: 0, writes: 0, statements: 0 };
   return {
     driver: {
       ...driver,
       query: (sql, params) => {
-        if (/\b(FROM|JOIN) records\b/.test(sql)) queries += 1;
+        counts.statements += 1;
+        if (/\b(FROM|JOIN) records\b/.test(sql)) counts.queries += 1;
+        if (sql.startsWith('CALL log_append')) counts.writes += 1;
         return driver.query(sql, params);
       },
+      transaction: (work) => {
+        counts.writes += 1;
+        return driver.transaction(work);
+      },
     },
-    queries: () => queries,
+    counts,
   };
 }
 
@@ -56,7 +73,7 @@ async function assemble(
   tailBuffer: number | undefined,
 ): Promise<CountedStore> {
   await migrate(raw, systemClock.now());
-  const { driver, queries } = counting(raw);
+  const { driver, counts } = counting(raw);
   const wakeups = new Wakeups();
   // The signals ask on the uncounted driver: the SQLite watch is not a tail's read.
   const signals = await signalsFor(raw, wakeups);
@@ -68,7 +85,12 @@ async function assemble(
     ...(tailBuffer === undefined ? {} : { tailBuffer }),
   });
   opened.push(store);
-  return { store, queries };
+  return {
+    store,
+    queries: () => counts.queries,
+    writes: () => counts.writes,
+    statements: () => counts.statements,
+  };
 }
 
 export async function sqliteEngine(): Promise<CountedEngine> {
