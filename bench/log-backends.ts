@@ -2,8 +2,9 @@
  * The backends `bench/log.ts` measures, each with the raw write it is compared to on the
  * same server: Redis a pipeline of plain XADDs of the same fields, PostgreSQL a plain
  * multi-row INSERT into a scratch table, SQLite the same INSERT in a transaction on a
- * file with the store's pragmas (WAL, synchronous FULL). Every backend works under a
- * fresh prefix, schema or folder and drops it on `close`.
+ * file with the store's pragmas (WAL, synchronous FULL); and the raw way to tails of
+ * `log-raw-tails.ts`. Every backend works under a fresh prefix, schema or folder and
+ * drops it on `close`.
  */
 import { randomBytes } from 'node:crypto';
 import { mkdtemp, rm } from 'node:fs/promises';
@@ -15,6 +16,7 @@ import pg from 'pg';
 import type { LogStore, PendingRecord } from '../src/storage/log-store.ts';
 import { openRedisLogStore } from '../src/storage/redis/store.ts';
 import { openPostgresLogStore, openSqliteLogStore } from '../src/storage/sql/open.ts';
+import { postgresRawTails, redisRawTails, sqliteRawTails, type RawTails } from './log-raw-tails.ts';
 
 export interface Backend {
   readonly name: string;
@@ -22,6 +24,8 @@ export interface Backend {
   open(): Promise<LogStore>;
   /** Writes `records` to `stream` the plain way, with nothing of the store around it. */
   raw(stream: string, records: readonly PendingRecord[]): Promise<void>;
+  /** The plain way from a writer to tails, closed with the backend. */
+  rawTails(): Promise<RawTails>;
   /** Whether tails run on another instance than the writer (SQLite: one process, one file). */
   readonly tailsElsewhere: boolean;
   /** Closes what it opened and drops the scratch data. */
@@ -30,14 +34,31 @@ export interface Backend {
 
 const suffix = () => randomBytes(4).toString('hex');
 
+/** The fields of a record's entry, as the Redis store writes them. */
+const fields = (r: PendingRecord) =>
+  ['a', Date.now(), 'n', r.kind.name, 'v', r.kind.version, 'p', r.producer].concat([
+    's',
+    Buffer.byteLength(r.body),
+    'b',
+    r.body,
+  ]);
+
 export async function redisBackend(url: string): Promise<Backend> {
   const prefix = `bench:${suffix()}:`;
   const raw = new Redis(url, { lazyConnect: true, maxRetriesPerRequest: 1 });
   await raw.connect();
   const stores: LogStore[] = [];
+  const tails: RawTails[] = [];
   return {
     name: 'redis',
     tailsElsewhere: true,
+    rawTails: async () => {
+      const reader = new Redis(url, { lazyConnect: true, maxRetriesPerRequest: 1 });
+      await reader.connect();
+      const opened = redisRawTails(raw, reader, prefix, fields);
+      tails.push(opened);
+      return opened;
+    },
     open: async () => {
       const store = await openRedisLogStore({ url, prefix });
       stores.push(store);
@@ -45,13 +66,6 @@ export async function redisBackend(url: string): Promise<Backend> {
     },
     raw: async (stream, records) => {
       const key = `${prefix}raw:{${stream}}`;
-      const fields = (r: PendingRecord) =>
-        ['a', Date.now(), 'n', r.kind.name, 'v', r.kind.version, 'p', r.producer].concat([
-          's',
-          Buffer.byteLength(r.body),
-          'b',
-          r.body,
-        ]);
       // One record is one plain XADD; a batch is a pipeline of them, one round trip.
       if (records.length === 1 && records[0] !== undefined) {
         await raw.xadd(key, '*', ...fields(records[0]));
@@ -62,7 +76,7 @@ export async function redisBackend(url: string): Promise<Backend> {
       await pipeline.exec();
     },
     close: async () => {
-      await Promise.all(stores.map((store) => store.close()));
+      await Promise.all([...stores, ...tails].map((opened) => opened.close()));
       let cursor = '0';
       do {
         const [next, keys] = await raw.scan(cursor, 'MATCH', `${prefix}*`, 'COUNT', 1000);
@@ -113,25 +127,34 @@ export async function postgresBackend(url: string): Promise<Backend> {
   await admin.query(RAW_TABLE);
   const pool = new pg.Pool({ connectionString: url, options: `-c search_path=${schema}`, max: 10 });
   const stores: LogStore[] = [];
+  const tails: RawTails[] = [];
   let cursor = 0;
+  const insert = async (stream: string, records: readonly PendingRecord[]) => {
+    const first = cursor + 1;
+    cursor += records.length;
+    await pool.query(
+      rawInsert(records.length, (n) => `$${n}`),
+      rawRows(stream, records, first),
+    );
+  };
   return {
     name: 'postgres',
     tailsElsewhere: true,
+    rawTails: async () => {
+      const opened = await postgresRawTails(url, schema, pool, (stream, record) =>
+        insert(stream, [record]),
+      );
+      tails.push(opened);
+      return opened;
+    },
     open: async () => {
       const store = await openPostgresLogStore({ url, schema });
       stores.push(store);
       return store;
     },
-    raw: async (stream, records) => {
-      const first = cursor + 1;
-      cursor += records.length;
-      await pool.query(
-        rawInsert(records.length, (n) => `$${n}`),
-        rawRows(stream, records, first),
-      );
-    },
+    raw: insert,
     close: async () => {
-      await Promise.all(stores.map((store) => store.close()));
+      await Promise.all([...stores, ...tails].map((opened) => opened.close()));
       await pool.end();
       await admin.query(`DROP SCHEMA ${schema} CASCADE`);
       await admin.end();
@@ -148,20 +171,28 @@ export async function sqliteBackend(): Promise<Backend> {
   const statements = new Map<number, ReturnType<DatabaseSync['prepare']>>();
   const stores: LogStore[] = [];
   let cursor = 0;
+  const prepared = (rows: number) => {
+    let statement = statements.get(rows);
+    if (statement === undefined) {
+      statement = raw.prepare(rawInsert(rows, () => '?'));
+      statements.set(rows, statement);
+    }
+    return statement;
+  };
   return {
     name: 'sqlite',
     tailsElsewhere: false,
+    rawTails: () =>
+      Promise.resolve(
+        sqliteRawTails(raw, prepared(1), (stream, record) => rawRows(stream, [record], ++cursor)),
+      ),
     open: async () => {
       const store = await openSqliteLogStore({ file: path.join(folder, 'log.sqlite') });
       stores.push(store);
       return store;
     },
     raw: (stream, records) => {
-      let statement = statements.get(records.length);
-      if (statement === undefined) {
-        statement = raw.prepare(rawInsert(records.length, () => '?'));
-        statements.set(records.length, statement);
-      }
+      const statement = prepared(records.length);
       const first = cursor + 1;
       cursor += records.length;
       raw.exec('BEGIN IMMEDIATE');
