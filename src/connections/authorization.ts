@@ -4,12 +4,14 @@
  * refused token set as needing authorization again.
  *
  * The callback carries no console token: its `state` is a random single-use handle bound
- * to the tenant, the connection, its endpoint and the PKCE verifier (row 45), so whoever
- * holds it may finish exactly that link and nothing else. It never answers with a problem
- * once the handle was good: the owner's browser is sent back to `return_to`, with `error`
- * in the query when the link did not finish.
+ * to the tenant, the connection, its endpoint and the PKCE verifier (row 45), and it is
+ * finished only from the browser the owner asked for it in (issue 14 item 5,
+ * `callback-binding.ts`): a link opened anywhere else is refused and left unused. Once the
+ * handle was good and the browser the owner's, the callback never answers with a problem:
+ * the owner's browser is sent back to `return_to`, with `error` in the query when the link
+ * did not finish.
  */
-import { Conflict, InvalidRequest, UpstreamFailure } from '../errors.ts';
+import { Conflict, Forbidden, InvalidRequest, UpstreamFailure } from '../errors.ts';
 import type { McpAccess } from '../mcp/session.ts';
 import { withMcpSession } from '../mcp/session.ts';
 import { AuthorizationRequired } from '../mcp/failures.ts';
@@ -69,10 +71,14 @@ export class ConnectionAuthorization {
 
   /**
    * `GET /connections/callback` (3.3 row 3, row 45): answers where to send the browser.
+   * `ownersBrowser` says whether the request came from the browser the authorization was
+   * started in; a handle checked first, then the browser, so a stranger learns nothing.
    * @throws InvalidRequest `invalid_state` when the handle is unknown, used or expired, or
    *   its connection is gone or now points at another endpoint.
+   * @throws Forbidden `browser_mismatch` when another browser brings a good handle; the
+   *   handle stays unused for the owner's.
    */
-  async callback(query: CallbackQuery): Promise<string> {
+  async callback(query: CallbackQuery, ownersBrowser: (state: string) => boolean): Promise<string> {
     const { state, code, error } = query;
     if (state === undefined) throw invalidState('is required');
     if (code === undefined && error === undefined) {
@@ -87,6 +93,13 @@ export class ConnectionAuthorization {
     if (pending.expires <= clock.now()) {
       await oauth.takePending(state);
       throw invalidState('expired');
+    }
+    if (!ownersBrowser(state)) {
+      throw new Forbidden(
+        'browser_mismatch',
+        'this authorization was started in another browser; open its link in the browser that asked for it',
+        { field: 'query.state', reason: 'was started in another browser' },
+      );
     }
     const ref = { tenant: pending.tenant, connection: pending.connection };
     const stored = await this.#connections.read(ref);

@@ -8,6 +8,7 @@ import type { FastifyInstance } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import type { ConnectionAuthorization } from '../../connections/authorization.ts';
 import type { ConnectionService } from '../../connections/service.ts';
+import { CallbackBinding } from '../../connections/callback-binding.ts';
 import { wireOf } from '../../connections/stored.ts';
 import { IdParams } from '../../schemas/common.ts';
 import {
@@ -31,6 +32,10 @@ import { authorizationRoutes } from './authorization.ts';
 export interface ConnectionRouteDeps extends ConsoleAuthDeps {
   readonly connections: ConnectionService;
   readonly authorization: ConnectionAuthorization;
+  /** The root key the browser binding of authorizations derives from. */
+  readonly sealKey: Buffer;
+  /** `BASE_URL`: the binding cookie follows its scheme and path. */
+  readonly baseUrl: string;
 }
 
 const security = [{ consoleToken: [] }];
@@ -38,6 +43,7 @@ const security = [{ consoleToken: [] }];
 /** Registers every connection route. */
 export function connectionRoutes(app: FastifyInstance, deps: ConnectionRouteDeps): void {
   const { connections, authorization } = deps;
+  const binding = new CallbackBinding(deps.sealKey, deps.baseUrl);
   const routes = app.withTypeProvider<ZodTypeProvider>();
 
   routes.put(
@@ -46,7 +52,7 @@ export function connectionRoutes(app: FastifyInstance, deps: ConnectionRouteDeps
       schema: {
         summary: 'Link an MCP server under a name',
         description:
-          'Owner. Discovers the catalog live (every page of `tools/list`), sending the `credential` secret as a bearer. A server that demands authorization leaves the connection `authorizing` and the answer carries the `authorize` URL. `name` must equal the path id; `return_to` must be on the service origin or an allowlisted one. An endpoint (or a URL its server points at) on an address the egress guard refuses, or redirecting to another host: 400 `endpoint_refused` naming `body.endpoint` (`EGRESS_ALLOW` allows addresses). Unreachable, refused registration, an unreadable catalog, or one over the bounds (1,000 tools, 2 MiB, tool names `^[a-zA-Z0-9_-]{1,64}$`, valid JSON Schemas): 502, nothing changed; the problem never repeats what the server said.',
+          'Owner. Discovers the catalog live (every page of `tools/list`), sending the `credential` secret as a bearer. A server that demands authorization leaves the connection `authorizing` and the answer carries the `authorize` URL, to be opened in the browser that made this request (the answer sets the cookie the callback requires). `name` must equal the path id; `return_to` must be on the service origin or an allowlisted one. An endpoint (or a URL its server points at) on an address the egress guard refuses, or redirecting to another host: 400 `endpoint_refused` naming `body.endpoint` (`EGRESS_ALLOW` allows addresses). Unreachable, refused registration, an unreadable catalog, or one over the bounds (1,000 tools, 2 MiB, tool names `^[a-zA-Z0-9_-]{1,64}$`, valid JSON Schemas): 502, nothing changed; the problem never repeats what the server said.',
         tags: ['connections'],
         security,
         params: IdParams,
@@ -61,6 +67,9 @@ export function connectionRoutes(app: FastifyInstance, deps: ConnectionRouteDeps
     async (request, reply) => {
       const caller = requireOwner(await consoleCaller(request, deps));
       const answer = await connections.put(caller.tenant, request.params.id, request.body);
+      // Issue 14 item 5: the URL is good only in the browser that asked for it.
+      const cookie = answer.authorize === undefined ? null : binding.setCookieFor(answer.authorize);
+      if (cookie !== null) void reply.header('set-cookie', cookie);
       return reply.code(answer.outcome === 'created' ? 201 : 200).send(answer);
     },
   );
@@ -87,7 +96,7 @@ export function connectionRoutes(app: FastifyInstance, deps: ConnectionRouteDeps
       schema: {
         summary: 'A connection with the catalog captured when last linked',
         description:
-          'Members. A linked OAuth connection whose tokens the server now refuses, and that cannot be refreshed, reads as `authorizing` (3.3); `POST /connections/{id}/authorize` gives the URL.',
+          'Members. A linked OAuth connection whose tokens the server now refuses, and that cannot be refreshed, reads as `authorizing` (3.3); `POST /connections/{id}/authorize` gives the URL, bound to the browser that asks for it (an `authorize` URL read here finishes only in the browser that minted it).',
         tags: ['connections'],
         security,
         params: IdParams,
@@ -115,5 +124,5 @@ export function connectionRoutes(app: FastifyInstance, deps: ConnectionRouteDeps
     remove: (tenant, connection) => connections.remove({ tenant, connection }),
   });
 
-  authorizationRoutes(app, deps);
+  authorizationRoutes(app, { ...deps, binding });
 }

@@ -35,13 +35,23 @@ afterAll(async () => {
 const BASE = 'http://127.0.0.1';
 const RETURN_TO = `${BASE}/console/connections/notes`;
 
-const link = (owner: ConsoleUser, endpoint = peer.endpoint) =>
-  client.call({
-    method: 'PUT',
-    url: '/connections/notes',
-    headers: owner.headers,
-    payload: { name: 'notes', endpoint, return_to: RETURN_TO },
-  });
+const link = async (owner: ConsoleUser, endpoint = peer.endpoint) =>
+  keep(
+    await client.call({
+      method: 'PUT',
+      url: '/connections/notes',
+      headers: owner.headers,
+      payload: { name: 'notes', endpoint, return_to: RETURN_TO },
+    }),
+  );
+const authorizeAgain = async (owner: ConsoleUser) =>
+  keep(
+    await client.call({
+      method: 'POST',
+      url: '/connections/notes/authorize',
+      headers: owner.headers,
+    }),
+  );
 const read = async (owner: ConsoleUser) =>
   expectOk(
     await client.call({ method: 'GET', url: '/connections/notes', headers: owner.headers }),
@@ -58,9 +68,33 @@ async function approve(authorize: string): Promise<string> {
   return callback.search;
 }
 
-/** The browser arriving back at the service: no console token. */
-const callback = (query: string) =>
-  client.call({ method: 'GET', url: `/connections/callback${query}` });
+/**
+ * The owner's browser: the cookies the answers that handed out authorization URLs set
+ * (issue 14 item 5), sent back on every callback.
+ */
+const jar = new Map<string, string>();
+
+/** Keeps the cookies `answer` sets, as a browser would. */
+function keep(answer: Answer): Answer {
+  const header = answer.headers['set-cookie'];
+  for (const line of [header ?? []].flat()) {
+    const [pair = ''] = line.split(';');
+    const at = pair.indexOf('=');
+    if (line.includes('Max-Age=0;')) jar.delete(pair.slice(0, at));
+    else jar.set(pair.slice(0, at), pair.slice(at + 1));
+  }
+  return answer;
+}
+
+/** The browser arriving back at the service: no console token, the owner's cookies. */
+const callback = async (query: string, cookies: ReadonlyMap<string, string> = jar) =>
+  keep(
+    await client.call({
+      method: 'GET',
+      url: `/connections/callback${query}`,
+      headers: { cookie: [...cookies].map(([name, value]) => `${name}=${value}`).join('; ') },
+    }),
+  );
 
 function redirectedTo(answer: Answer): string {
   expect(answer.status, answer.text).toBe(303);
@@ -140,14 +174,7 @@ describe('linking an OAuth-protected server over HTTP', () => {
     peer.authority.revokeAll();
     peer.authority.failRefresh(true);
     expect(await read(owner)).toMatchObject({ state: 'authorizing', catalog: linked.catalog });
-    const fresh = expectOk(
-      await client.call({
-        method: 'POST',
-        url: '/connections/notes/authorize',
-        headers: owner.headers,
-      }),
-      200,
-    ) as AuthorizeAnswer;
+    const fresh = expectOk(await authorizeAgain(owner), 200) as AuthorizeAnswer;
     expect(new URL(fresh.authorize).searchParams.get('client_id')).toBe(
       authorize.searchParams.get('client_id'),
     );
@@ -164,14 +191,7 @@ describe('linking an OAuth-protected server over HTTP', () => {
 
     // A fresh URL, approved: linked again.
     peer.authority.failRefresh(false);
-    const retry = expectOk(
-      await client.call({
-        method: 'POST',
-        url: '/connections/notes/authorize',
-        headers: owner.headers,
-      }),
-      200,
-    ) as AuthorizeAnswer;
+    const retry = expectOk(await authorizeAgain(owner), 200) as AuthorizeAnswer;
     expect(redirectedTo(await callback(await approve(retry.authorize)))).toBe(RETURN_TO);
     expect((await read(owner)).state).toBe('linked');
     await noteTokens(owner);
@@ -182,23 +202,18 @@ describe('linking an OAuth-protected server over HTTP', () => {
     const own = await startOAuthServer();
     try {
       const owner = await newOwner(harness);
-      const put = () =>
-        client.call({
-          method: 'PUT',
-          url: '/connections/notes',
-          headers: owner.headers,
-          payload: { name: 'notes', endpoint: own.endpoint, return_to: RETURN_TO },
-        });
+      const put = async () =>
+        keep(
+          await client.call({
+            method: 'PUT',
+            url: '/connections/notes',
+            headers: owner.headers,
+            payload: { name: 'notes', endpoint: own.endpoint, return_to: RETURN_TO },
+          }),
+        );
       const started = expectOk(await put(), 201) as PutConnectionAnswer;
       expect(redirectedTo(await callback(await approve(started.authorize ?? '')))).toBe(RETURN_TO);
-      const fresh = expectOk(
-        await client.call({
-          method: 'POST',
-          url: '/connections/notes/authorize',
-          headers: owner.headers,
-        }),
-        200,
-      ) as AuthorizeAnswer;
+      const fresh = expectOk(await authorizeAgain(owner), 200) as AuthorizeAnswer;
       expect((await read(owner)).state).toBe('linked');
 
       // A code the authorization server refuses: the browser goes back with the reason.
@@ -218,7 +233,12 @@ describe('linking an OAuth-protected server over HTTP', () => {
 
   it('refuses a callback for a connection that moved to another server meanwhile', async () => {
     const owner = await newOwner(harness);
-    const started = expectOk(await link(owner), 201) as PutConnectionAnswer;
+    const linking = await link(owner);
+    const started = expectOk(linking, 201) as PutConnectionAnswer;
+    // A short-lived cookie only the callback sees, never script or a cross-site subrequest.
+    expect(String([linking.headers['set-cookie']].flat()[0])).toMatch(
+      /^connection_oauth_[0-9a-f]{16}=[\w-]{43}; Path=\/connections\/callback; Max-Age=600; HttpOnly; SameSite=Lax$/,
+    );
     const query = await approve(started.authorize ?? '');
     expectOk(await link(owner, everything.endpoint), 200);
     expectProblem(await callback(query), 400, 'invalid_state', 'query.state');
@@ -227,6 +247,44 @@ describe('linking an OAuth-protected server over HTTP', () => {
     expect(
       (await harness.stores.control.list('oauth_state', owner.tenant)).map((row) => row.id),
     ).toEqual([]);
+  });
+
+  it('refuses a callback opened in another browser, and leaves the authorization to the owner', async () => {
+    const owner = await newOwner(harness);
+    const linking = await link(owner);
+    const started = expectOk(linking, 201) as PutConnectionAnswer;
+    // A short-lived cookie only the callback sees, never script or a cross-site subrequest.
+    expect(String([linking.headers['set-cookie']].flat()[0])).toMatch(
+      /^connection_oauth_[0-9a-f]{16}=[\w-]{43}; Path=\/connections\/callback; Max-Age=600; HttpOnly; SameSite=Lax$/,
+    );
+    const query = await approve(started.authorize ?? '');
+
+    // A forwarded link: a browser with no cookie, or with the cookie of another link.
+    const other = await client.call({
+      method: 'PUT',
+      url: '/connections/other',
+      headers: owner.headers,
+      payload: { name: 'other', endpoint: peer.endpoint, return_to: RETURN_TO },
+    });
+    expect(other.status).toBe(201);
+    const [pair = ''] = String([other.headers['set-cookie']].flat()[0]).split(';');
+    const at = pair.indexOf('=');
+    const elsewhere = new Map([[pair.slice(0, at), pair.slice(at + 1)]]);
+    for (const browser of [new Map<string, string>(), elsewhere]) {
+      const refused = await callback(query, browser);
+      expectProblem(refused, 403, 'browser_mismatch', 'query.state');
+    }
+    // The declining path is bound as well: a stranger cannot spend the owner's handle.
+    const state = new URL(started.authorize ?? '').searchParams.get('state') ?? '';
+    const declined = new URLSearchParams({ error: 'access_denied', state });
+    expectProblem(await callback(`?${declined.toString()}`, new Map()), 403, 'browser_mismatch');
+    expect((await read(owner)).state).toBe('authorizing');
+
+    // The owner's browser finishes the same link, and the binding cookie is dropped.
+    const finished = await callback(query);
+    expect(redirectedTo(finished)).toBe(RETURN_TO);
+    expect(String([finished.headers['set-cookie']].flat()[0])).toMatch(/Max-Age=0/);
+    expect((await read(owner)).state).toBe('linked');
   });
 
   it('answers 502 and changes nothing when registration is refused', async () => {

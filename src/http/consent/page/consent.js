@@ -7,7 +7,12 @@
 
 (() => {
   const $ = (id) => document.getElementById(id);
-  const request = decodeURIComponent(location.pathname.split('/').pop() ?? '');
+  // Issue 14 item 5: every call below carries the owner's token to a path built from this
+  // page's address, so the id there must be a request id before anything is fetched: a
+  // crafted link (`/consent/..%2Finstalls%2F…%2Fkey`) must not steer those calls elsewhere.
+  const REQUEST_ID = /^rq_[0-9a-f]{32}$/;
+  const named = location.pathname.split('/').pop() ?? '';
+  const request = REQUEST_ID.test(named) ? named : null;
   const form = ConsentForm;
   /** Where each field path of the last submission is shown: path → element. */
   let fieldPlaces = new Map();
@@ -104,6 +109,15 @@
     form.renderExtraTools(connections.status === 200 ? connections.data : []);
     $('consent').hidden = false;
     status('');
+  }
+
+  if (request === null) {
+    // No fetch at all, no sign-in form: nothing here may use a token (and one handed over
+    // in the fragment leaves the address unused).
+    if (location.hash !== '') history.replaceState(null, '', location.pathname + location.search);
+    $('signin').hidden = true;
+    status('This address names no consent request. Open the consent link the app gave you.');
+    return;
   }
 
   $('signin-button').addEventListener('click', () => {
