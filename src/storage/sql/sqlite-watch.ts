@@ -5,10 +5,10 @@
  *
  * The choice: a doorbell file the kernel watches for us. Right after a commit that
  * landed records, a store writes one byte to `<file>-appended` (`committed`, not synced:
- * it carries no data, only the moment). Every store watches the folder (`fs.watch`:
- * inotify on Linux, FSEvents or kqueue on macOS) and checks when the doorbell is
- * written, so a record from another process is heard within a millisecond or two, and
- * nothing runs while nobody writes. Why not the alternatives:
+ * it carries no data, only the moment). Every store watches that file (`fs.watch`:
+ * inotify on Linux, kqueue or FSEvents on macOS) and checks when it is written, so a
+ * record from another process is heard within a millisecond or two, and nothing runs
+ * while nobody writes. Why not the alternatives:
  * - Polling `PRAGMA data_version` every 10 to 20 ms meets 50 ms too, but costs a query
  *   every tick for as long as anything is followed, and SQLite cannot tell whether
  *   another process is on the file, to poll only then.
@@ -25,7 +25,7 @@
  * followed: a feed reads once when it opens, so it cannot miss what landed before.
  *
  * Backstops: a check every second while something is followed, for commits that ring no
- * bell (a tool writing the file) or a ring the file system lost; and where the folder
+ * bell (a tool writing the file) or a ring the file system lost; and where the doorbell
  * cannot be watched at all (no inotify watches left, an exotic file system) a check
  * every 15 ms instead, which keeps the 50 ms.
  */
@@ -37,7 +37,7 @@ import type { Wakeups } from './wakeups.ts';
 
 /** A check while something is followed, should a ring be missed. */
 const BACKSTOP_MS = 1000;
-/** A check while something is followed, when the folder cannot be watched. */
+/** A check while something is followed, when the doorbell cannot be watched. */
 const POLL_MS = 15;
 /** Streams per heads query, well under SQLite's bound on parameters. */
 const HEADS_CHUNK = 500;
@@ -46,7 +46,6 @@ const RING = Buffer.from([1]);
 /** Watches commits to `file` by other connections and wakes the followed streams they moved. */
 export function watchSqlite(driver: SqlDriver, wakeups: Wakeups, file: string): LogSignals {
   const bell = `${path.resolve(file)}-appended`;
-  const bellName = path.basename(bell);
   let seen: number | undefined;
   let checking = false;
   let again = false;
@@ -95,6 +94,15 @@ export function watchSqlite(driver: SqlDriver, wakeups: Wakeups, file: string): 
     })();
   };
 
+  // Opened (and so created) before it is watched. Without it, other processes hear this
+  // store's records at their backstop.
+  let door: number | undefined;
+  try {
+    door = openSync(bell, 'w');
+  } catch {
+    door = undefined;
+  }
+
   let watcher: FSWatcher | undefined;
   let timer = setInterval(check, BACKSTOP_MS);
   timer.unref();
@@ -107,21 +115,12 @@ export function watchSqlite(driver: SqlDriver, wakeups: Wakeups, file: string): 
     timer.unref();
   };
   try {
-    watcher = watch(path.dirname(path.resolve(file)), { persistent: false }, (_, name) => {
-      // Some platforms do not name the file: any change in the folder is worth a check.
-      if (name === null || name === bellName) check();
-    });
+    // The doorbell itself, not the folder: the folder's other files (the log, its
+    // shared memory) change on every commit and would wake this process for nothing.
+    watcher = watch(bell, { persistent: false }, check);
     watcher.on('error', pollInstead);
   } catch {
     pollInstead();
-  }
-
-  // Without a doorbell, others hear this store's records at their backstop.
-  let door: number | undefined;
-  try {
-    door = openSync(bell, 'w');
-  } catch {
-    door = undefined;
   }
 
   return {
