@@ -23,9 +23,10 @@ import {
   type KeyObject,
   type CryptoKey,
 } from 'jose';
+import { hash } from 'node:crypto';
+import canonicalize from 'canonicalize';
 import { z } from 'zod';
 import { SIGNING_ALG, type SigningKey } from '../auth/key-material.ts';
-import { describeLayer } from '../sessions/sealing.ts';
 
 /** The gate's `typ` header: a JWT of its own type, not a token. */
 export const GATE_TYPE = 'gate+jwt';
@@ -68,11 +69,13 @@ export interface GateInput {
 }
 
 /**
- * `sha256:<hex>` of the RFC 8785 form of `args`: the digest a sealed `args` layer carries
- * (`src/sessions/sealing.ts`), which an executor computes from the plain arguments it is shown.
+ * `sha256:<hex>` of the RFC 8785 form of `args`, which an executor computes from the plain
+ * arguments it is shown. A plain hash is fine here: only the executor, which holds the
+ * plaintext, is shown a gate (the opened audit strips it); the public faces show the
+ * arguments' keyed digest instead (`src/sessions/sealing.ts`, issue 14 item 6).
  */
 export function argsDigest(args: unknown): string {
-  return describeLayer(args).digest;
+  return `sha256:${hash('sha256', canonicalize(args) ?? 'null', 'hex')}`;
 }
 
 /** The claims of the gate of an allowed call. */

@@ -146,7 +146,12 @@ export type TailLine = z.infer<typeof TailLine>;
 export const Sealed = z
   .object({
     sealed: z.object({
-      digest: z.string().regex(/^sha256:[0-9a-f]{64}$/),
+      digest: z
+        .string()
+        .regex(/^(hmac-sha256|sha256):[0-9a-f]{64}$/)
+        .describe(
+          '`hmac-sha256:<hex>`, keyed per tenant, of the RFC 8785 form of the plaintext: equal layers of one tenant have equal digests, and a guess cannot be checked against one. Layers sealed before keyed digests carry `sha256:<hex>`.',
+        ),
       size: Count,
     }),
   })

@@ -5,7 +5,7 @@
  *
  * | Face | Records | Sealed layers |
  * |---|---|---|
- * | public (principal or console token) | `to === null` | `{sealed: {digest, size}}` |
+ * | public (principal or console token) | `to === null` | `{sealed: {digest, size}}`, the digest keyed per tenant |
  * | executor `executor:<n>` | public + `to === executor:<n>`, gate included | public, except the `args` of an invoke.allowed addressed to it, which it must perform |
  * | opened (owner audit, §4.3) | every record | opened, or `{unreadable: {…, error}}`; gate stripped |
  *
@@ -16,9 +16,12 @@ import type { StoredRecord } from '../storage/log-store.ts';
 import type { Envelope, TailLine } from '../schemas/records.ts';
 import { isStoredLayer, openLayer, publicLayer, type LayerOpening } from './sealing.ts';
 
-/** How a reader sees the log. `key` is the session tenant's sealing key, when known. */
+/**
+ * How a reader sees the log. `key` is the session tenant's sealing key, when known: a
+ * public face needs it only to describe a layer that landed unsealed.
+ */
 export type Face =
-  | { readonly kind: 'public' }
+  | { readonly kind: 'public'; readonly key: Buffer | null }
   | { readonly kind: 'executor'; readonly recipient: string; readonly key: Buffer | null }
   | { readonly kind: 'opened'; readonly key: Buffer | null };
 
@@ -29,7 +32,7 @@ export type Face =
 export function faceFor(producer: string, key: Buffer | null): Face {
   return producer.startsWith('executor:')
     ? { kind: 'executor', recipient: producer, key }
-    : { kind: 'public' };
+    : { kind: 'public', key };
 }
 
 /** True when the face shows a record with this envelope at all (part D). */
@@ -85,12 +88,21 @@ function openedLayer(key: Buffer | null): LayerRewrite {
   return (value) => {
     const result = open(value, key);
     if (result.ok) return result.value;
-    const description = isStoredLayer(value) ? publicLayer(value).sealed : {};
+    const description = isStoredLayer(value) ? (publicLayer(value, null)?.sealed ?? {}) : {};
     return { unreadable: { ...description, error: result.error } };
   };
 }
 
 class Unreadable extends Error {}
+
+/** A public reading of a layer: its description, or the record is unreadable without one. */
+function describedLayer(key: Buffer | null): LayerRewrite {
+  return (value) => {
+    const described = publicLayer(value, key);
+    if (described === null) throw new Unreadable(NO_TENANT_KEY);
+    return described;
+  };
+}
 
 /** An executor's reading of the args it performs: plaintext, or the record is unreadable. */
 function performedLayer(key: Buffer | null): LayerRewrite {
@@ -143,7 +155,7 @@ export function present(record: StoredRecord, face: Face): TailLine | null {
     const body = rewriteLayers(
       record,
       parsed.body,
-      performs ? performedLayer(face.key) : publicLayer,
+      performs ? performedLayer(face.key) : describedLayer(face.key),
     );
     return { Ok: { envelope, body } };
   } catch (error) {

@@ -3,28 +3,42 @@
  * inner layer of the record body, encrypted per tenant with AES-256-GCM. The stored form
  * keeps the layer's digest and size in the clear beside the ciphertext,
  *
- *     {"sealed": {"digest": "sha256:…", "size": n, "box": "<base64url iv ‖ tag ‖ ciphertext>"}}
+ *     {"sealed": {"digest": "hmac-sha256:…", "size": n, "box": "<base64url iv ‖ tag ‖ ciphertext>"}}
  *
  * so a public face serves `{"sealed": {digest, size}}` (records.ts `Sealed`) by dropping
  * `box`, with no key at hand, while the opened audit and the layer's own executor decrypt.
  *
- * The digest is SHA-256 over the RFC 8785 (JCS) form of the plaintext and `size` its
- * length in bytes, so anyone holding the plaintext (the model's side, an executor checking
- * its gate) computes the same digest. Each tenant's key is derived from the one root key
- * with HKDF-SHA256 under its own label, the way `secret-box.ts` derives its keys, so a
- * layer copied into another tenant's session does not open; the digest is the GCM
- * additional data, so a box moved under another layer's digest does not open either.
+ * The digest is an HMAC-SHA256 over the RFC 8785 (JCS) form of the plaintext, keyed per
+ * tenant (issue 14 item 6), and `size` its length in bytes. A plain hash would let anyone
+ * who reads the public face confirm a guess of a short argument (an amount, a yes or no)
+ * by hashing candidates; the keyed digest still tells two equal layers of one tenant
+ * apart from different ones, and nothing more. (A gate's `args_digest`, which only the
+ * executor sees beside the plaintext, stays a plain SHA-256: `src/gate/gate.ts`.) Layers
+ * sealed before this carry `sha256:` digests and still open.
+ *
+ * Each tenant's key is derived from the one root key with HKDF-SHA256 under its own
+ * label, the way `secret-box.ts` derives its keys, so a layer copied into another
+ * tenant's session does not open; its digest key is derived from it in turn. The digest
+ * is the GCM additional data, so a box moved under another layer's digest does not open.
  */
-import { createCipheriv, createDecipheriv, createHash, hkdfSync, randomBytes } from 'node:crypto';
+import {
+  createCipheriv,
+  createDecipheriv,
+  createHash,
+  createHmac,
+  hkdfSync,
+  randomBytes,
+} from 'node:crypto';
 import canonicalize from 'canonicalize';
 
 const IV_BYTES = 12;
 const TAG_BYTES = 16;
-const DIGEST = /^sha256:[0-9a-f]{64}$/;
+/** The keyed digest of a layer, and the plain one of layers sealed before it. */
+const DIGEST = /^(hmac-sha256|sha256):[0-9a-f]{64}$/;
 
 /** A layer's public description: what a public face serves in its place. */
 export interface LayerDescription {
-  /** `sha256:` and the hex SHA-256 of the plaintext's RFC 8785 form. */
+  /** `hmac-sha256:` and the hex HMAC, under the tenant's digest key, of the RFC 8785 form. */
   readonly digest: string;
   /** Bytes of that form. */
   readonly size: number;
@@ -67,27 +81,46 @@ export function tenantSealKey(root: Buffer, tenant: string): Buffer {
   return key;
 }
 
+/** Digest keys derived so far, per tenant sealing key. */
+const digestKeys = new WeakMap<Buffer, Buffer>();
+
+/** The key of a tenant's layer digests: HKDF of its sealing key, so it never encrypts. */
+function digestKeyOf(tenantKey: Buffer): Buffer {
+  let key = digestKeys.get(tenantKey);
+  if (key === undefined) {
+    key = Buffer.from(hkdfSync('sha256', tenantKey, Buffer.alloc(0), 'session-layer/digest', 32));
+    digestKeys.set(tenantKey, key);
+  }
+  return key;
+}
+
 /** RFC 8785 text of a value; an absent value reads as `null`. */
 function canonical(value: unknown): string {
   return canonicalize(value) ?? 'null';
 }
 
-function describe(text: string): LayerDescription {
-  return {
-    digest: `sha256:${createHash('sha256').update(text, 'utf8').digest('hex')}`,
-    size: Buffer.byteLength(text, 'utf8'),
-  };
+function describe(text: string, tenantKey: Buffer): LayerDescription {
+  const mac = createHmac('sha256', digestKeyOf(tenantKey)).update(text, 'utf8').digest('hex');
+  return { digest: `hmac-sha256:${mac}`, size: Buffer.byteLength(text, 'utf8') };
 }
 
-/** The digest and size of a plaintext layer, as its sealed form would carry them. */
-export function describeLayer(value: unknown): LayerDescription {
-  return describe(canonical(value));
+/** Whether `text` is what `digest` describes, under either scheme a stored layer may carry. */
+function matches(text: string, digest: string, tenantKey: Buffer): boolean {
+  if (digest.startsWith('sha256:')) {
+    return digest === `sha256:${createHash('sha256').update(text, 'utf8').digest('hex')}`;
+  }
+  return digest === describe(text, tenantKey).digest;
+}
+
+/** The digest and size of a plaintext layer of a tenant, as its sealed form carries them. */
+export function describeLayer(value: unknown, tenantKey: Buffer): LayerDescription {
+  return describe(canonical(value), tenantKey);
 }
 
 /** Seals `value` under a tenant's key (`tenantSealKey`): the form to store in the body. */
 export function sealLayer(value: unknown, tenantKey: Buffer): StoredLayer {
   const text = canonical(value);
-  const description = describe(text);
+  const description = describe(text, tenantKey);
   const iv = randomBytes(IV_BYTES);
   const cipher = createCipheriv('aes-256-gcm', tenantKey, iv, { authTagLength: TAG_BYTES });
   cipher.setAAD(Buffer.from(description.digest, 'utf8'));
@@ -116,13 +149,17 @@ export function isStoredLayer(value: unknown): value is StoredLayer {
 /**
  * The public face of a layer (part D): `{sealed: {digest, size}}`. A stored layer gives
  * its own description; anything else (a plaintext layer a record landed unsealed) is
- * described from its value, so a public face never shows plaintext.
+ * described from its value under the tenant's key, so a public face never shows
+ * plaintext; without the key there is no description to give (null).
  */
-export function publicLayer(value: unknown): { readonly sealed: LayerDescription } {
+export function publicLayer(
+  value: unknown,
+  tenantKey: Buffer | null,
+): { readonly sealed: LayerDescription } | null {
   if (isStoredLayer(value)) {
     return { sealed: { digest: value.sealed.digest, size: value.sealed.size } };
   }
-  return { sealed: describeLayer(value) };
+  return tenantKey === null ? null : { sealed: describeLayer(value, tenantKey) };
 }
 
 /**
@@ -159,7 +196,7 @@ export function openLayer(stored: unknown, tenantKey: Buffer): LayerOpening {
       error: "the sealed layer does not open under the tenant's key (altered or moved)",
     };
   }
-  if (describe(text).digest !== digest) {
+  if (!matches(text, digest, tenantKey)) {
     return { ok: false, error: 'the opened layer does not match its digest' };
   }
   try {

@@ -53,7 +53,7 @@ const output = () =>
 const completed = (layer: unknown = sealLayer(result, key)) =>
   landed('invoke.completed', { ok: true, result: layer, error: null, truncated: false });
 
-const publicFace: Face = { kind: 'public' };
+const publicFace: Face = { kind: 'public', key };
 const executor: Face = { kind: 'executor', recipient: 'executor:bot', key };
 const opened: Face = { kind: 'opened', key };
 
@@ -96,10 +96,10 @@ describe('the public face', () => {
 
   it('serves call arguments and results as digest and size', () => {
     const calls = body(present(output(), publicFace)).tool_calls as Record<string, unknown>[];
-    expect(calls[0]?.args).toEqual(publicLayer(sealLayer(args, key)));
+    expect(calls[0]?.args).toEqual(publicLayer(sealLayer(args, key), null));
     expect(calls[0]?.evidence).toEqual({ mode: 'read' });
     expect(body(present(completed(), publicFace)).result).toEqual(
-      publicLayer(sealLayer(result, key)),
+      publicLayer(sealLayer(result, key), null),
     );
     // A completion without a result stays as it is.
     expect(body(present(completed(null), publicFace)).result).toBeNull();
@@ -116,6 +116,13 @@ describe('the public face', () => {
       }),
       { numRuns: 100 },
     );
+  });
+
+  it('answers an unsealed layer it has no tenant key to describe with an Err line', () => {
+    const keyless: Face = { kind: 'public', key: null };
+    const line = present(completed({ plain: 'text' }), keyless);
+    expect(line).toMatchObject({ Err: { code: 'unreadable_record' } });
+    expect(JSON.stringify(line)).not.toContain('plain');
   });
 
   it('answers a body that is not JSON with an Err line at its cursor', () => {
@@ -153,7 +160,7 @@ describe('the executor face', () => {
 
   it('keeps the other sealed layers sealed', () => {
     const calls = body(present(output(), executor)).tool_calls as Record<string, unknown>[];
-    expect(calls[0]?.args).toEqual(publicLayer(sealLayer(args, key)));
+    expect(calls[0]?.args).toEqual(publicLayer(sealLayer(args, key), null));
     expect(body(present(completed(), executor)).result).toHaveProperty('sealed.digest');
   });
 

@@ -1,4 +1,4 @@
-import { createHash, randomBytes, randomUUID } from 'node:crypto';
+import { createCipheriv, createHash, randomBytes, randomUUID } from 'node:crypto';
 import canonicalize from 'canonicalize';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
@@ -21,6 +21,18 @@ function sha256(text: string): string {
   return `sha256:${createHash('sha256').update(text).digest('hex')}`;
 }
 
+/** A layer as it was sealed before digests were keyed: plain SHA-256, the digest as AAD. */
+function legacyLayer(value: unknown, tenantKey: Buffer): StoredLayer {
+  const text = canonicalize(value) ?? 'null';
+  const digest = sha256(text);
+  const iv = randomBytes(12);
+  const cipher = createCipheriv('aes-256-gcm', tenantKey, iv, { authTagLength: 16 });
+  cipher.setAAD(Buffer.from(digest));
+  const ciphertext = Buffer.concat([cipher.update(text), cipher.final()]);
+  const box = Buffer.concat([iv, cipher.getAuthTag(), ciphertext]).toString('base64url');
+  return { sealed: { digest, size: Buffer.byteLength(text), box } };
+}
+
 describe('tenantSealKey', () => {
   it('derives one stable 32-byte key per tenant, different across tenants and roots', () => {
     expect(tenantSealKey(root, tenant)).toEqual(key);
@@ -37,12 +49,13 @@ describe('tenantSealKey', () => {
 });
 
 describe('sealLayer and openLayer', () => {
-  it('round-trip any JSON value, with the digest and size of its RFC 8785 form', () => {
+  it('round-trip any JSON value, with the keyed digest and size of its RFC 8785 form', () => {
     fc.assert(
       fc.property(fc.jsonValue(), (value) => {
         const stored = sealLayer(value, key);
         const text = canonicalize(value) ?? 'null';
-        expect(stored.sealed.digest).toBe(sha256(text));
+        expect(stored.sealed.digest).toMatch(/^hmac-sha256:[0-9a-f]{64}$/);
+        expect(stored.sealed.digest).toBe(describeLayer(value, key).digest);
         expect(stored.sealed.size).toBe(Buffer.byteLength(text));
         expect(isStoredLayer(stored)).toBe(true);
         const opened = openLayer(stored, key);
@@ -58,7 +71,31 @@ describe('sealLayer and openLayer', () => {
     const b = sealLayer({ mode: 'r', path: '/etc/passwd' }, key);
     expect(a.sealed.box).not.toBe(b.sealed.box);
     expect(a.sealed.digest).toBe(b.sealed.digest);
-    expect(describeLayer(value)).toEqual({ digest: a.sealed.digest, size: a.sealed.size });
+    expect(describeLayer(value, key)).toEqual({ digest: a.sealed.digest, size: a.sealed.size });
+  });
+
+  it('key the digest per tenant, so a guess of a short argument cannot be confirmed by hashing it', () => {
+    // Issue 14 item 6: the public face shows this digest; it is no hash of the plaintext.
+    const secret = { approve: true, amount: 50 };
+    const digest = sealLayer(secret, key).sealed.digest;
+    const guesses = [true, false].flatMap((approve) =>
+      [10, 50, 100].map((amount) => canonicalize({ approve, amount }) ?? ''),
+    );
+    for (const guess of guesses) {
+      expect(digest.slice(-64)).not.toBe(sha256(guess).slice(-64));
+    }
+    // Equal for the same tenant, unrelated across tenants.
+    expect(sealLayer({ amount: 50, approve: true }, key).sealed.digest).toBe(digest);
+    expect(sealLayer(secret, tenantSealKey(root, `other-${tenant}`)).sealed.digest).not.toBe(
+      digest,
+    );
+  });
+
+  it('still open layers sealed with the plain digest before, and check them against it', () => {
+    const legacy = legacyLayer({ order: 'A-1' }, key);
+    expect(openLayer(legacy, key)).toEqual({ ok: true, value: { order: 'A-1' } });
+    expect(isStoredLayer(legacy)).toBe(true);
+    expect(Sealed.safeParse(publicLayer(legacy, null)).success).toBe(true);
   });
 
   it("do not open under another tenant's key", () => {
@@ -88,7 +125,7 @@ describe('sealLayer and openLayer', () => {
 
   it('answer plaintext as it is, and a public description without ciphertext as unreadable', () => {
     expect(openLayer({ a: 1 }, key)).toEqual({ ok: true, value: { a: 1 } });
-    const description = publicLayer(sealLayer({ a: 1 }, key));
+    const description = publicLayer(sealLayer({ a: 1 }, key), null);
     expect(openLayer(description, key)).toEqual({
       ok: false,
       error: 'the sealed layer carries no ciphertext',
@@ -101,13 +138,15 @@ describe('publicLayer', () => {
     fc.assert(
       fc.property(fc.jsonValue(), (value) => {
         const stored = sealLayer(value, key);
-        const face = publicLayer(stored);
+        const face = publicLayer(stored, null);
         expect(face).toEqual({
           sealed: { digest: stored.sealed.digest, size: stored.sealed.size },
         });
         expect(Sealed.safeParse(face).success).toBe(true);
-        // Plaintext that landed unsealed is described, never shown.
-        expect(publicLayer(value)).toEqual(face);
+        // Plaintext that landed unsealed is described under the tenant's key, never shown;
+        // without the key there is nothing to describe it with.
+        expect(publicLayer(value, key)).toEqual(face);
+        expect(publicLayer(value, null)).toBeNull();
       }),
       { numRuns: 100 },
     );

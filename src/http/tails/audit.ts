@@ -108,9 +108,8 @@ export function auditRoutes(app: FastifyInstance, deps: AuditDeps): void {
           'the session is still live; the opened face is served once it has ended',
         );
       }
-      const face: Face = opened
-        ? { kind: 'opened', key: tenantSealKey(deps.sealKey, caller.tenant) }
-        : { kind: 'public' };
+      const key = tenantSealKey(deps.sealKey, caller.tenant);
+      const face: Face = opened ? { kind: 'opened', key } : { kind: 'public', key };
       const gone = new AbortController();
       reply.raw.once('close', () => {
         gone.abort();

@@ -136,7 +136,7 @@ describe('GET /console/sessions/{id}/events, plain', () => {
       expect(text).not.toContain('message 7');
       expect(text).not.toContain('eyJ.gate.sig');
       expect(bodies.get(5)?.result).toMatchObject({
-        sealed: { digest: expect.stringMatching(/^sha256:/) as string },
+        sealed: { digest: expect.stringMatching(/^hmac-sha256:/) as string },
       });
       expect(bodies.get(7)).toEqual({ unreadable: { error: 'the record body is not JSON' } });
     }
@@ -164,7 +164,7 @@ describe('GET /console/sessions/{id}/events?opened=1', () => {
     expect(bodies.get(5)?.result).toEqual(result);
     expect(bodies.get(6)?.result).toEqual({
       unreadable: {
-        digest: expect.stringMatching(/^sha256:/) as string,
+        digest: expect.stringMatching(/^hmac-sha256:/) as string,
         size: expect.any(Number) as number,
         error: expect.stringContaining('does not open') as string,
       },

@@ -105,7 +105,7 @@ describe('faces of the tail (decisions part D)', () => {
     const call = (bodyAt(ndjson.lines, 3).tool_calls as Record<string, unknown>[])[0];
     expect(call?.args).toEqual({
       sealed: {
-        digest: expect.stringMatching(/^sha256:[0-9a-f]{64}$/) as string,
+        digest: expect.stringMatching(/^hmac-sha256:[0-9a-f]{64}$/) as string,
         size: Buffer.byteLength(JSON.stringify(args)),
       },
     });
