@@ -2,8 +2,9 @@
  * Group commit across streams (issue 13, item 4): appends that arrive while earlier ones
  * are being written wait, and then go together in one call of `run`, whatever sessions
  * they are on. On PostgreSQL that call is one statement (`append-postgres.ts`), on SQLite
- * one transaction: one commit, one flush, and on PostgreSQL one turn of the global lock a
- * notifying commit takes, for many appends instead of one each.
+ * one transaction: one commit and one flush for many appends instead of one each. A group
+ * starts at the end of the event-loop turn, so what is submitted in one turn goes
+ * together.
  *
  * Up to `concurrency` groups run at once (PostgreSQL has a pool; SQLite's one connection
  * takes 1). A key (a stream) is in at most one running group: later items of a busy key

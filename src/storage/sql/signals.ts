@@ -4,7 +4,7 @@
  * An append in this instance hands its records to its own fan-out after commit
  * (`stream-fanout.ts`). The two engines then differ in how they hear of everyone else's:
  * - PostgreSQL (here): the append's commit notifies `channel`, once per stream per group
- *   from the `log_append` function, or from the archive transaction. The payload names
+ *   from the `log_append` procedure, or from the archive transaction. The payload names
  *   the stream and its new head, and carries the landed records when they fit (8000
  *   bytes, so nearly always). One dedicated client per store, and so per service
  *   process, LISTENs and wakes the named stream's feed in memory (`wakeups.ts`), which
@@ -26,8 +26,8 @@ import type { Wakeups } from './wakeups.ts';
 
 export interface LogSignals {
   /**
-   * The channel an append's commit notifies (PostgreSQL), which the append function is
-   * given; null where commits are watched instead (SQLite).
+   * The channel appends notify (PostgreSQL), which the `log_append` procedure is given;
+   * null where a doorbell rings instead (SQLite).
    */
   readonly channel: string | null;
   /**
@@ -35,7 +35,7 @@ export interface LogSignals {
    * once it commits, that `stream` now stands at `head`.
    */
   publish(tx: SqlQueryable, stream: string, head: number): Promise<void>;
-  /** Runs right after a commit that landed records, for engines told after the fact. */
+  /** Runs right after a commit that landed records: the SQLite doorbell (`sqlite-watch.ts`). */
   committed(): void;
   close(): Promise<void>;
 }

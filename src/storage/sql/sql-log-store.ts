@@ -5,7 +5,7 @@
  *
  * Appends go through group commit across streams (`group-runner.ts`): the appends that
  * arrive while others are being written go together in the next write, each still
- * answered on its own. On PostgreSQL a group is one call of the `log_append` function,
+ * answered on its own. On PostgreSQL a group is one call of the `log_append` procedure,
  * one round trip (`append-postgres.ts`); on SQLite, where statements cost no round trip,
  * it is one transaction of plain statements (`append-transaction.ts`). Either way the
  * stream's row lock serialises its writers across connections and processes, so
