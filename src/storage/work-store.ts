@@ -20,6 +20,14 @@ export interface DueEntry {
   readonly stamp: number;
 }
 
+/** The name of the lease a session's driver holds (see `WorkStore.due`). */
+export function sessionLease(session: string): string {
+  return `${SESSION_LEASE_PREFIX}${session}`;
+}
+
+/** What `sessionLease` puts before the session id; the SQL store matches on it. */
+export const SESSION_LEASE_PREFIX = 'session:';
+
 export interface WorkStore {
   /**
    * Takes or renews the lease `name` for `holder` until `now + ms`; answers true when
@@ -45,7 +53,11 @@ export interface WorkStore {
    * the entry created after it.
    */
   settleDue(session: string, stamp: number, next: number | null): Promise<boolean>;
-  /** Up to `limit` sessions due at or before `now`, earliest first (ties by session). */
+  /**
+   * Up to `limit` sessions due at or before `now`, earliest first (ties by session),
+   * leaving out those whose driver's lease (`sessionLease`) is held at `now`: the holder
+   * is at work on them, and a sweep elsewhere could not take them anyway.
+   */
   due(now: number, limit: number): Promise<string[]>;
   /** The last cursor of `session` whose usage is counted (0 when none). */
   countedThrough(session: string): Promise<number>;

@@ -100,6 +100,21 @@ export class SessionState {
     return true;
   }
 
+  /**
+   * Applies what an append answered, in order: answers whether the state now stands at
+   * or past the last of `records`. False when they do not continue the head (a record
+   * landed in between by someone else, or `records` is empty): the caller reads the log.
+   */
+  absorb(records: readonly StoredRecord[]): boolean {
+    const last = records.at(-1);
+    if (last === undefined) return false;
+    for (const record of records) {
+      if (record.envelope.cursor > this.head + 1) return false;
+      this.apply(record);
+    }
+    return this.head >= last.envelope.cursor;
+  }
+
   /** Reads and applies every record past the head. */
   async catchUp(log: LogStore): Promise<void> {
     for (;;) {

@@ -8,7 +8,7 @@
  * usage row in one transaction (`addUsageIn`).
  */
 import type { UsageDelta } from '../control-store.ts';
-import type { DueEntry, WorkStore } from '../work-store.ts';
+import { SESSION_LEASE_PREFIX, type DueEntry, type WorkStore } from '../work-store.ts';
 import { int, text, type SqlDriver } from './driver.ts';
 import { addUsageIn } from './usage.ts';
 
@@ -81,8 +81,12 @@ export class SqlWorkStore implements WorkStore {
 
   async due(now: number, limit: number): Promise<string[]> {
     const rows = await this.#driver.query(
-      'SELECT session FROM due WHERE at IS NOT NULL AND at <= ? ORDER BY at, session LIMIT ?',
-      [now, Math.max(0, limit)],
+      `SELECT session FROM due
+       WHERE at IS NOT NULL AND at <= ?
+         AND NOT EXISTS (
+           SELECT 1 FROM leases WHERE leases.name = CAST(? AS TEXT) || due.session AND leases.expires > ?)
+       ORDER BY at, session LIMIT ?`,
+      [now, SESSION_LEASE_PREFIX, now, Math.max(0, limit)],
     );
     return rows.map((row) => text(row, 'session'));
   }
