@@ -8,17 +8,16 @@
  *
  * Finding work. An append that lands a driving kind (`message.submitted`, `turn.cancel`,
  * `invoke.completed`) marks the session due before it lands, so an acknowledged record is
- * never left without a driver even if the process dies right after, and again after it
- * landed, so a driver that read the state before it landed cannot settle the entry with
- * the stamp it read (see `mark`). The marks are durable, and the periodic sweep
- * (`SWEEP_MS`, and once at start-up) drives every session whose entry is due and whose
- * lease is free: a turn cut by kill -9 resumes on restart or elsewhere. Timers (retry
- * backoff, deadlines, idle archive, usage checkpoints) are due entries too.
+ * never left without a driver even if the process dies right after, and wakes the driver
+ * once it landed (`landed`). The marks are durable, and the periodic sweep (`SWEEP_MS`,
+ * and once at start-up) drives every session whose entry is due and whose lease is free:
+ * a turn cut by kill -9 resumes on restart or elsewhere. Timers (retry backoff,
+ * deadlines, idle archive, usage checkpoints) are due entries too.
  *
- * After a driver rests, gives its lease up and leaves, its process reads the due entry
- * once more: a wake marked while it held the lease (a kick here that found it running, or
- * another process that could not take the lease) is driven at once instead of waiting
- * for the sweep.
+ * A driver stays a while after its last work (`lingerMs`), lease held, so the next
+ * message of a conversation finds it there. A wake that came after its last read of the
+ * log (`WakeCounter`), or a mark from another process that could not take the lease,
+ * starts the next driver as soon as it has left, instead of at the next sweep.
  */
 import { randomUUID } from 'node:crypto';
 import type { FastifyBaseLogger } from 'fastify';
