@@ -36,6 +36,7 @@ import {
   summarize,
   type StepContext,
 } from './steps.ts';
+import { SAVE_AT_REST, SAVE_WHILE_ACTIVE, saveState } from './state-snapshot.ts';
 import { checkpointDue, checkpointOnce, type CheckpointTarget } from './usage.ts';
 
 /** The longest single timer of a sleep; a longer one is slept in pieces by the loop. */
@@ -163,12 +164,18 @@ export class SessionDriver {
     // The driver lingers this long after its last work before it settles and leaves.
     let lingerUntil = clock.now() + lingerMs;
     for (;;) {
-      if (this.#signal.aborted) return null;
+      if (this.#signal.aborted) {
+        // Stopped (shutdown, or the lease lost): what it replayed is saved for whoever
+        // takes the session up; a save is a cache of the log, so a second writer is fine.
+        if (state.head - state.savedAt >= SAVE_AT_REST) await this.#save();
+        return null;
+      }
       if (this.#stale) await this.#catchUp();
       const step = this.#plan(clock.now());
       if (step.type !== 'rest' && step.type !== 'wait') {
         await this.#do(step);
         lingerUntil = clock.now() + lingerMs;
+        if (state.head - state.savedAt >= SAVE_WHILE_ACTIVE) await this.#save();
         continue;
       }
       if (clock.now() < lingerUntil) {
@@ -190,7 +197,12 @@ export class SessionDriver {
         this.#stale = true;
         continue;
       }
-      if (last.type === 'rest') return stamp;
+      if (last.type === 'rest') {
+        if (last.until === null && state.phase === 'ended') {
+          await work.dropTurnState(state.session).catch(() => undefined);
+        } else if (state.head - state.savedAt >= SAVE_AT_REST) await this.#save();
+        return stamp;
+      }
       await this.#sleep(last.until);
       lingerUntil = clock.now() + lingerMs;
     }
@@ -201,6 +213,12 @@ export class SessionDriver {
     this.#stale = false;
     this.#deps.wakes.look();
     await this.#session.state.catchUp(this.#deps.log);
+  }
+
+  /** Saves the state for the next taking-up; a failed save costs only replay time later. */
+  async #save(): Promise<void> {
+    const { state, tenantKey } = this.#session;
+    await saveState(this.#deps.work, state, tenantKey).catch(() => undefined);
   }
 
   /** A wake for this session was marked here: read the log and replan. */

@@ -35,7 +35,8 @@ import type { ToolCallOutcome, ToolCallRequest } from '../connections/tool-calls
 import { SessionDriver, WakeCounter } from './driver.ts';
 import { sessionAuthorizer } from './tools.ts';
 import { PRODUCERS, serviceRecord, stepKey } from './records.ts';
-import { SessionState } from './session-state.ts';
+import type { SessionState } from './session-state.ts';
+import { restoreState } from './state-snapshot.ts';
 import { land } from './steps.ts';
 import { StateCache } from './state-cache.ts';
 
@@ -409,6 +410,7 @@ export class TurnRuntime {
   async #newState(session: string): Promise<SessionState | null> {
     const row = await this.#options.directory.get(session);
     if (row === null) return null;
-    return new SessionState(session, tenantSealKey(this.#options.sealKey, row.value.tenant));
+    const tenantKey = tenantSealKey(this.#options.sealKey, row.value.tenant);
+    return restoreState(this.#options.work, session, tenantKey);
   }
 }

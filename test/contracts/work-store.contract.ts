@@ -250,6 +250,21 @@ export function describeWorkStore(name: string, setup: () => Promise<WorkStoreFi
       });
     });
 
+    describe('saved turn states', () => {
+      it('keeps the latest save and never lets an older one replace it', async () => {
+        const session = id('saved');
+        expect(await store().turnState(session)).toBeNull();
+        await store().saveTurnState(session, 10, 'ten');
+        expect(await store().turnState(session)).toEqual({ cursor: 10, state: 'ten' });
+        await store().saveTurnState(session, 5, 'five');
+        expect(await store().turnState(session)).toEqual({ cursor: 10, state: 'ten' });
+        await store().saveTurnState(session, 12, 'twelve');
+        expect(await store().turnState(session)).toEqual({ cursor: 12, state: 'twelve' });
+        await store().dropTurnState(session);
+        expect(await store().turnState(session)).toBeNull();
+      });
+    });
+
     describe('counted usage', () => {
       it('moves the counted cursor and adds the usage once per expected cursor', async () => {
         const session = id('s');

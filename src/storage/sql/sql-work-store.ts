@@ -91,6 +91,27 @@ export class SqlWorkStore implements WorkStore {
     return rows.map((row) => text(row, 'session'));
   }
 
+  async saveTurnState(session: string, cursor: number, state: string): Promise<void> {
+    await this.#driver.query(
+      `INSERT INTO turn_states (session, cursor, state) VALUES (?, ?, ?)
+       ON CONFLICT (session) DO UPDATE SET cursor = excluded.cursor, state = excluded.state
+       WHERE turn_states.cursor < excluded.cursor`,
+      [session, cursor, state],
+    );
+  }
+
+  async turnState(session: string): Promise<{ cursor: number; state: string } | null> {
+    const [row] = await this.#driver.query(
+      'SELECT cursor, state FROM turn_states WHERE session = ?',
+      [session],
+    );
+    return row === undefined ? null : { cursor: int(row, 'cursor'), state: text(row, 'state') };
+  }
+
+  async dropTurnState(session: string): Promise<void> {
+    await this.#driver.query('DELETE FROM turn_states WHERE session = ?', [session]);
+  }
+
   async countedThrough(session: string): Promise<number> {
     const [row] = await this.#driver.query('SELECT through FROM usage_counted WHERE session = ?', [
       session,
