@@ -23,8 +23,7 @@ import { randomUUID } from 'node:crypto';
 import type { FastifyBaseLogger } from 'fastify';
 import type { Clock } from '../clock.ts';
 import type { InferenceProvider } from '../inference/provider.ts';
-import type { Authorizer } from '../policy/authorizer.ts';
-import type { InferenceValue, SessionConfigValue, SessionValue } from '../resources/types.ts';
+import type { InferenceValue, SessionValue } from '../resources/types.ts';
 import type { SessionDirectory } from '../sessions/directory.ts';
 import { tenantSealKey } from '../sessions/sealing.ts';
 import type { ControlStore } from '../storage/control-store.ts';
@@ -33,7 +32,7 @@ import { sessionLease, type WorkStore } from '../storage/work-store.ts';
 import type { GateClaims } from '../gate/gate.ts';
 import type { ToolCallOutcome, ToolCallRequest } from '../connections/tool-calls.ts';
 import { SessionDriver, WakeCounter } from './driver.ts';
-import { sessionAuthorizer } from './tools.ts';
+import { SessionConfigs } from './session-configs.ts';
 import { PRODUCERS, serviceRecord, stepKey } from './records.ts';
 import type { SessionState } from './session-state.ts';
 import { restoreState } from './state-snapshot.ts';
@@ -82,10 +81,6 @@ export function drivesTurns(kinds: Iterable<{ readonly name: string }>): boolean
 
 /** Sessions the sweep takes per pass. */
 const SWEEP_BATCH = 200;
-/** How long an authorizer is reused before the catalogs it reads are looked at again. */
-const AUTHORIZER_TTL_MS = 60_000;
-/** Configurations whose authorizer is kept; past this the memory starts afresh. */
-const REMEMBERED_AUTHORIZERS = 1000;
 /** When a session without a usable inference option is looked at again. */
 const UNUSABLE_RETRY_MS = 60_000;
 /**
@@ -105,13 +100,7 @@ export class TurnRuntime {
   readonly #running = new Map<string, SessionDriver>();
   /** The wakes of each session whose driver runs here (see `WakeCounter`). */
   readonly #wakes = new Map<string, WakeCounter>();
-  /** Pinned documents by tenant and configuration hash. */
-  readonly #documents = new Map<string, SessionConfigValue>();
-  /** Authorizers by tenant, configuration and executor, with when they were built. */
-  readonly #authorizers = new Map<
-    string,
-    { readonly authorizer: Authorizer; readonly at: number }
-  >();
+  readonly #configs: SessionConfigs;
   readonly #states: StateCache;
   readonly #closing = new AbortController();
   #timer: NodeJS.Timeout | undefined;
@@ -119,6 +108,7 @@ export class TurnRuntime {
   constructor(options: TurnRuntimeOptions) {
     this.#options = options;
     this.#states = new StateCache((id) => this.#newState(id));
+    this.#configs = new SessionConfigs(options);
   }
 
   /** Starts the sweep: once now (sessions left unfinished by a crash), then every `sweepMs`. */
@@ -310,7 +300,7 @@ export class TurnRuntime {
     const state = await this.#states.get(session);
     // A session the directory forgot (its install was deleted) has nothing left to drive.
     if (row === null || state === null) return this.#park(session, null);
-    const pinned = await this.#pinned(row.value);
+    const pinned = await this.#configs.pinned(row.value);
     const optionName = pinned?.tenant.inference;
     const option =
       optionName === undefined
@@ -329,7 +319,9 @@ export class TurnRuntime {
     await state.catchUp(this.#options.log);
     const tenantKey = tenantSealKey(this.#options.sealKey, row.value.tenant);
     const authorizer =
-      pinned === null ? null : await this.#authorizer(row.value, pinned, state.context.executor);
+      pinned === null
+        ? null
+        : await this.#configs.authorizer(row.value, pinned, state.context.executor);
     if (authorizer === null) {
       this.#options.logger.warn({ session }, 'the session has no pinned configuration');
       return this.#park(session, null);
@@ -362,43 +354,6 @@ export class TurnRuntime {
     } finally {
       this.#running.delete(session);
     }
-  }
-
-  /**
-   * The authorizer of a session's configuration, reused across driver runs for a minute
-   * (its schemas compile once, not once per turn); the connections' catalogs it reads are
-   * looked at again when it is rebuilt.
-   */
-  async #authorizer(
-    session: SessionValue,
-    pinned: SessionConfigValue,
-    executor: string | null,
-  ): Promise<Authorizer> {
-    const key = `${session.tenant}\n${session.config}\n${executor ?? ''}`;
-    const now = this.#options.clock.now();
-    const cached = this.#authorizers.get(key);
-    if (cached !== undefined && now - cached.at < AUTHORIZER_TTL_MS) return cached.authorizer;
-    const authorizer = await sessionAuthorizer(
-      this.#options.control,
-      session.tenant,
-      pinned,
-      executor,
-    );
-    if (this.#authorizers.size >= REMEMBERED_AUTHORIZERS) this.#authorizers.clear();
-    this.#authorizers.set(key, { authorizer, at: now });
-    return authorizer;
-  }
-
-  /** The session's pinned document (§3.5): immutable under its hash, so kept once read. */
-  async #pinned(session: SessionValue): Promise<SessionConfigValue | null> {
-    const key = `${session.tenant}\n${session.config}`;
-    const cached = this.#documents.get(key);
-    if (cached !== undefined) return cached;
-    const pinned = await this.#options.directory.pinned(session);
-    if (pinned === null) return null;
-    if (this.#documents.size >= REMEMBERED_AUTHORIZERS) this.#documents.clear();
-    this.#documents.set(key, pinned);
-    return pinned;
   }
 
   /** Moves the session's due entry to `next` (null: drops it); answers the stamp it settled. */
