@@ -28,6 +28,8 @@ const LOG_PREFIX = 'log:';
  * runs on every request, but the bench measures turns, not refusals.
  */
 const RATE_LIMIT = '10000000';
+/** BENCH_SERVER_NODE_OPTIONS: Node options for the service process alone. */
+const SERVER_NODE_OPTIONS = process.env.BENCH_SERVER_NODE_OPTIONS;
 
 /**
  * CPU seconds (user + system) process `pid` has used so far: fields 14 and 15 of
@@ -104,6 +106,8 @@ export class Deployment {
       REDIS_URL: this.redisUrl,
       RATE_LIMIT_PER_SECOND: RATE_LIMIT,
       APPDOC_RATE_LIMIT_PER_MINUTE: RATE_LIMIT,
+      // e.g. --cpu-prof --cpu-prof-dir=.tmp/prof, or --trace-gc, to look inside a run.
+      ...(SERVER_NODE_OPTIONS === undefined ? {} : { NODE_OPTIONS: SERVER_NODE_OPTIONS }),
     });
     return this.#service.url;
   }

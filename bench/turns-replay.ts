@@ -9,18 +9,21 @@
  * which keeps thousands of turns to seconds.
  *
  * Then, in this process, the same stores as the service's (`openStores` on its data
- * folder, database and Redis) and the replay the runtime does when it takes a session
- * up: `new SessionState(id, tenantKey)` and `catchUp(log)` (every record read in pages
- * and applied to the turn machine, the reader and the transcript), beside the bare read
- * of the same records in the same pages (`log.read`, nothing applied). One unmeasured
- * run of each first, then REPEATS of each, alternating; the medians are the figures.
+ * folder, database and Redis) and what the runtime does when it takes a session up:
+ * `rebuildState` (the session's saved turn state, which the driver wrote while it worked,
+ * then the records after it); beside it the replay from cursor 1 (`new SessionState` and
+ * `catchUp(log)`: every record read in pages and applied to the turn machine, the reader
+ * and the transcript), and the bare read of every record in the same pages (`log.read`,
+ * nothing applied). One unmeasured run of each first, then REPEATS of each, alternating;
+ * the medians are the figures.
  */
 import { performance } from 'node:perf_hooks';
 import { systemClock } from '../src/clock.ts';
 import { tenantSealKey } from '../src/sessions/sealing.ts';
-import { openStores } from '../src/storage/open.ts';
+import { openStores, type Stores } from '../src/storage/open.ts';
 import type { LogStore } from '../src/storage/log-store.ts';
 import { SessionState } from '../src/turns/session-state.ts';
+import { rebuildState } from '../src/turns/state-snapshot.ts';
 import type { BenchSession, TurnsClient } from './turns-client.ts';
 import type { Deployment } from './turns-deployment.ts';
 import { awaitTurn, quantile, TURN_TIMEOUT_MS } from './turns-load.ts';
@@ -84,11 +87,16 @@ export async function buildSession(
 }
 
 export interface Replay {
-  /** Median ms of `new SessionState` + `catchUp`. */
+  /** Median ms of `rebuildState`: the saved turn state, then the records after it. */
+  readonly rebuildMs: number;
+  /** The cursor of the saved state the rebuild started from (0: none). */
+  readonly savedAt: number;
+  /** Median ms of `new SessionState` + `catchUp`: every record from cursor 1. */
   readonly replayMs: number;
   /** Median ms of reading the same records in the same pages. */
   readonly readMs: number;
   /** Every measured run, ms, ascending. */
+  readonly rebuilds: readonly number[];
   readonly replays: readonly number[];
   readonly reads: readonly number[];
 }
@@ -100,6 +108,20 @@ async function replayOnce(log: LogStore, built: BuiltSession, key: Buffer): Prom
   const ms = performance.now() - began;
   if (state.head !== built.head || state.phase !== 'idle') {
     throw new Error(`replay reached ${state.head} (${state.phase}), not ${built.head} (idle)`);
+  }
+  return ms;
+}
+
+async function rebuildOnce(
+  stores: Pick<Stores, 'work' | 'log'>,
+  built: BuiltSession,
+  key: Buffer,
+): Promise<number> {
+  const began = performance.now();
+  const state = await rebuildState(stores.work, stores.log, built.session.id, key);
+  const ms = performance.now() - began;
+  if (state.head !== built.head || state.phase !== 'idle') {
+    throw new Error(`rebuild reached ${state.head} (${state.phase}), not ${built.head} (idle)`);
   }
   return ms;
 }
@@ -128,17 +150,25 @@ export async function timeReplay(deployment: Deployment, built: BuiltSession): P
   });
   try {
     const key = tenantSealKey(deployment.secretsKey, built.tenant);
+    const savedAt = (await stores.work.turnState(built.session.id))?.cursor ?? 0;
+    await rebuildOnce(stores, built, key);
     await replayOnce(stores.log, built, key);
     await readOnce(stores.log, built);
+    const rebuilds: number[] = [];
     const replays: number[] = [];
     const reads: number[] = [];
     for (let run = 0; run < REPEATS; run++) {
+      rebuilds.push(await rebuildOnce(stores, built, key));
       replays.push(await replayOnce(stores.log, built, key));
       reads.push(await readOnce(stores.log, built));
     }
+    rebuilds.sort((a, b) => a - b);
     replays.sort((a, b) => a - b);
     reads.sort((a, b) => a - b);
     return {
+      rebuildMs: quantile(rebuilds, 0.5),
+      savedAt,
+      rebuilds,
       replayMs: quantile(replays, 0.5),
       readMs: quantile(reads, 0.5),
       replays,

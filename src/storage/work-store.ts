@@ -6,6 +6,8 @@
  * - Due entries: a session that has work to do at some time (a turn to resume, a
  *   checkpoint to take). Every mark gives the entry a new stamp, so a worker that read an
  *   entry can settle it with a compare-and-set and never erases a mark made after its read.
+ * - Saved turn states: a session's turn state at a cursor, so taking a long session up
+ *   replays only what came after (`src/turns/state-snapshot.ts`).
  * - Counted usage: how far along a session's log usage has been added to the tenant's
  *   rows, moved with the usage in one transaction, so a delta is counted exactly once.
  *
@@ -19,6 +21,14 @@ export interface DueEntry {
   readonly at: number;
   readonly stamp: number;
 }
+
+/** The name of the lease a session's driver holds (see `WorkStore.due`). */
+export function sessionLease(session: string): string {
+  return `${SESSION_LEASE_PREFIX}${session}`;
+}
+
+/** What `sessionLease` puts before the session id; the SQL store matches on it. */
+export const SESSION_LEASE_PREFIX = 'session:';
 
 export interface WorkStore {
   /**
@@ -45,7 +55,11 @@ export interface WorkStore {
    * the entry created after it.
    */
   settleDue(session: string, stamp: number, next: number | null): Promise<boolean>;
-  /** Up to `limit` sessions due at or before `now`, earliest first (ties by session). */
+  /**
+   * Up to `limit` sessions due at or before `now`, earliest first (ties by session),
+   * leaving out those whose driver's lease (`sessionLease`) is held at `now`: the holder
+   * is at work on them, and a sweep elsewhere could not take them anyway.
+   */
   due(now: number, limit: number): Promise<string[]>;
   /** The last cursor of `session` whose usage is counted (0 when none). */
   countedThrough(session: string): Promise<number>;
@@ -62,6 +76,15 @@ export interface WorkStore {
     day: string,
     delta: UsageDelta,
   ): Promise<boolean>;
+  /**
+   * Keeps `state` as the session's saved turn state at `cursor`, unless one at a later
+   * cursor is kept already (a slower writer never replaces a newer save).
+   */
+  saveTurnState(session: string, cursor: number, state: string): Promise<void>;
+  /** The session's saved turn state, or null when none is kept. */
+  turnState(session: string): Promise<{ readonly cursor: number; readonly state: string } | null>;
+  /** Forgets the session's saved turn state (its driver has nothing left to do). */
+  dropTurnState(session: string): Promise<void>;
   /** Releases the store's connections; a second call is a no-op. */
   close(): Promise<void>;
 }

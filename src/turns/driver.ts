@@ -36,7 +36,11 @@ import {
   summarize,
   type StepContext,
 } from './steps.ts';
+import { SAVE_AT_REST, SAVE_WHILE_ACTIVE, saveState } from './state-snapshot.ts';
 import { checkpointDue, checkpointOnce, type CheckpointTarget } from './usage.ts';
+
+/** The longest single timer of a sleep; a longer one is slept in pieces by the loop. */
+const MAX_NAP_MS = 2 ** 31 - 1;
 
 export interface DriverDeps {
   readonly log: LogStore;
@@ -44,6 +48,10 @@ export interface DriverDeps {
   readonly clock: Clock;
   /** Row 61: a session idle this long (ms) is archived. */
   readonly idleArchiveMs: number;
+  /** How long (ms) the driver stays, lease held, after its last work (see `#loop`). */
+  readonly lingerMs: number;
+  /** The session's wakes in this process while the driver runs. */
+  readonly wakes: WakeCounter;
   /** Row 61: archives the session as idle (through the session actor). */
   archiveIdle(): Promise<void>;
   /** Signs the gate of an allowed call. */
@@ -61,6 +69,30 @@ export interface DriverSession {
   readonly authorizer: Authorizer;
 }
 
+/**
+ * Wakes of one session (kicks after a driving record landed here) against the driver's
+ * reads of the log. A wake counted before a read began is in what the read returns,
+ * since the record landed before its kick; one counted later is `missed`, and the runtime
+ * starts the next driver for it once this one has left.
+ */
+export class WakeCounter {
+  #count = 0;
+  #seen = 0;
+
+  wake(): void {
+    this.#count += 1;
+  }
+
+  /** Called as a read of the log begins. */
+  look(): void {
+    this.#seen = this.#count;
+  }
+
+  get missed(): boolean {
+    return this.#count > this.#seen;
+  }
+}
+
 /** Drives one session until it rests; answers the due-entry stamp it settled last. */
 export class SessionDriver {
   readonly #deps: DriverDeps;
@@ -70,6 +102,10 @@ export class SessionDriver {
   readonly #usage: CheckpointTarget;
   /** `at` of the first record not yet counted in usage, once known. */
   #firstUncounted: number | null = null;
+  /** Set by a nudge: the log may hold what the state has not seen. */
+  #stale = false;
+  /** Ends the current sleep, while one runs. */
+  #wake: (() => void) | null = null;
 
   constructor(deps: DriverDeps, session: DriverSession, signal: AbortSignal) {
     this.#deps = deps;
@@ -100,7 +136,7 @@ export class SessionDriver {
   /** Runs until the session rests or the signal aborts; answers the stamp it settled. */
   async run(): Promise<number | null> {
     const { state } = this.#session;
-    await state.catchUp(this.#deps.log);
+    await this.#catchUp();
     // The tail ends with the driver, whether it rests or is stopped.
     const following = new AbortController();
     const stop = (): void => {
@@ -124,31 +160,71 @@ export class SessionDriver {
 
   async #loop(): Promise<number | null> {
     const { state } = this.#session;
-    const { work, log, clock } = this.#deps;
-    // The due entry's stamp, read before the catch-up the current plan was made on. Only a
-    // rest or a wait needs it: work steps run without reading the entry.
-    let stamp: number | null = null;
+    const { work, clock, lingerMs } = this.#deps;
+    // The driver lingers this long after its last work before it settles and leaves.
+    let lingerUntil = clock.now() + lingerMs;
     for (;;) {
-      if (this.#signal.aborted) return null;
-      await state.catchUp(log);
+      if (this.#signal.aborted) {
+        // Stopped (shutdown, or the lease lost): what it replayed is saved for whoever
+        // takes the session up; a save is a cache of the log, so a second writer is fine.
+        if (state.head - state.savedAt >= SAVE_AT_REST) await this.#save();
+        return null;
+      }
+      if (this.#stale) await this.#catchUp();
       const step = this.#plan(clock.now());
       if (step.type !== 'rest' && step.type !== 'wait') {
-        stamp = null;
         await this.#do(step);
+        lingerUntil = clock.now() + lingerMs;
+        if (state.head - state.savedAt >= SAVE_WHILE_ACTIVE) await this.#save();
         continue;
       }
-      if (stamp === null) {
-        // Read the stamp, then look at the log once more: a wake marked after this read
-        // fails the settle below, and one marked before it is in the catch-up.
-        stamp = (await work.dueEntry(state.session))?.stamp ?? 0;
+      if (clock.now() < lingerUntil) {
+        // Resting with the lease still held: a record applied (the follow tail) or a
+        // nudge (a wake marked here) ends the nap, so the next message of a busy session
+        // costs no lease, no due-entry round trip and no new tail. The entry stays due
+        // meanwhile: a crash here leaves it for the sweep, which replays to this plan.
+        await this.#sleep(Math.min(step.until ?? Infinity, lingerUntil));
         continue;
       }
-      const settled = stamp;
-      stamp = null;
-      if (!(await work.settleDue(state.session, settled, step.until))) continue;
-      if (step.type === 'rest') return settled;
-      await this.#sleep(step.until);
+      // Settle for good. The stamp is read before the last look at the log: a wake
+      // marked after this read fails the settle, and one marked before it is in the
+      // catch-up, so a message that lands while the driver decides is never missed.
+      const stamp = (await work.dueEntry(state.session))?.stamp ?? 0;
+      await this.#catchUp();
+      const last = this.#plan(clock.now());
+      if (last.type !== 'rest' && last.type !== 'wait') continue;
+      if (!(await work.settleDue(state.session, stamp, last.until))) {
+        this.#stale = true;
+        continue;
+      }
+      if (last.type === 'rest') {
+        if (last.until === null && state.phase === 'ended') {
+          await work.dropTurnState(state.session).catch(() => undefined);
+        } else if (state.head - state.savedAt >= SAVE_AT_REST) await this.#save();
+        return stamp;
+      }
+      await this.#sleep(last.until);
+      lingerUntil = clock.now() + lingerMs;
     }
+  }
+
+  /** Reads the log into the state; a nudge or wake from here on calls for another read. */
+  async #catchUp(): Promise<void> {
+    this.#stale = false;
+    this.#deps.wakes.look();
+    await this.#session.state.catchUp(this.#deps.log);
+  }
+
+  /** Saves the state for the next taking-up; a failed save costs only replay time later. */
+  async #save(): Promise<void> {
+    const { state, tenantKey } = this.#session;
+    await saveState(this.#deps.work, state, tenantKey).catch(() => undefined);
+  }
+
+  /** A wake for this session was marked here: read the log and replan. */
+  nudge(): void {
+    this.#stale = true;
+    this.#wake?.();
   }
 
   #plan(now: number): Step {
@@ -200,7 +276,7 @@ export class SessionDriver {
         return perform(ctx, step);
       case 'archive':
         await this.#deps.archiveIdle();
-        await this.#session.state.catchUp(this.#deps.log);
+        await this.#catchUp();
         return;
     }
   }
@@ -231,18 +307,22 @@ export class SessionDriver {
     }
   }
 
-  /** Sleeps until `until`, or until a record lands or the driver stops. */
-  #sleep(until: number): Promise<void> {
+  /** Sleeps until `until` (null: no time), or until a record lands, a nudge or a stop. */
+  #sleep(until: number | null): Promise<void> {
     const { state } = this.#session;
+    if (this.#stale) return Promise.resolve();
     return new Promise((resolve) => {
       const done = (): void => {
         clearTimeout(timer);
         stop();
+        this.#wake = null;
         this.#signal.removeEventListener('abort', done);
         resolve();
       };
-      const timer = setTimeout(done, Math.max(0, until - this.#deps.clock.now()));
+      const ms = until === null ? MAX_NAP_MS : Math.max(0, until - this.#deps.clock.now());
+      const timer = setTimeout(done, Math.min(ms, MAX_NAP_MS));
       const stop = state.listen(done);
+      this.#wake = done;
       this.#signal.addEventListener('abort', done, { once: true });
     });
   }

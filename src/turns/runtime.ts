@@ -8,35 +8,34 @@
  *
  * Finding work. An append that lands a driving kind (`message.submitted`, `turn.cancel`,
  * `invoke.completed`) marks the session due before it lands, so an acknowledged record is
- * never left without a driver even if the process dies right after, and again after it
- * landed, so a driver that read the state before it landed cannot settle the entry with
- * the stamp it read (see `mark`). The marks are durable, and the periodic sweep
- * (`SWEEP_MS`, and once at start-up) drives every session whose entry is due and whose
- * lease is free: a turn cut by kill -9 resumes on restart or elsewhere. Timers (retry
- * backoff, deadlines, idle archive, usage checkpoints) are due entries too.
+ * never left without a driver even if the process dies right after, and wakes the driver
+ * once it landed (`landed`). The marks are durable, and the periodic sweep (`SWEEP_MS`,
+ * and once at start-up) drives every session whose entry is due and whose lease is free:
+ * a turn cut by kill -9 resumes on restart or elsewhere. Timers (retry backoff,
+ * deadlines, idle archive, usage checkpoints) are due entries too.
  *
- * After a driver rests, gives its lease up and leaves, its process reads the due entry
- * once more: a wake marked while it held the lease (a kick here that found it running, or
- * another process that could not take the lease) is driven at once instead of waiting
- * for the sweep.
+ * A driver stays a while after its last work (`lingerMs`), lease held, so the next
+ * message of a conversation finds it there. A wake that came after its last read of the
+ * log (`WakeCounter`), or a mark from another process that could not take the lease,
+ * starts the next driver as soon as it has left, instead of at the next sweep.
  */
 import { randomUUID } from 'node:crypto';
 import type { FastifyBaseLogger } from 'fastify';
 import type { Clock } from '../clock.ts';
 import type { InferenceProvider } from '../inference/provider.ts';
-import type { Authorizer } from '../policy/authorizer.ts';
-import type { InferenceValue, SessionConfigValue, SessionValue } from '../resources/types.ts';
+import type { InferenceValue, SessionValue } from '../resources/types.ts';
 import type { SessionDirectory } from '../sessions/directory.ts';
 import { tenantSealKey } from '../sessions/sealing.ts';
 import type { ControlStore } from '../storage/control-store.ts';
 import type { LogStore } from '../storage/log-store.ts';
-import type { WorkStore } from '../storage/work-store.ts';
+import { sessionLease, type WorkStore } from '../storage/work-store.ts';
 import type { GateClaims } from '../gate/gate.ts';
 import type { ToolCallOutcome, ToolCallRequest } from '../connections/tool-calls.ts';
-import { SessionDriver } from './driver.ts';
-import { sessionAuthorizer } from './tools.ts';
+import { SessionDriver, WakeCounter } from './driver.ts';
+import { SessionConfigs } from './session-configs.ts';
 import { PRODUCERS, serviceRecord, stepKey } from './records.ts';
-import { SessionState } from './session-state.ts';
+import type { SessionState } from './session-state.ts';
+import { restoreState } from './state-snapshot.ts';
 import { land } from './steps.ts';
 import { StateCache } from './state-cache.ts';
 
@@ -55,6 +54,8 @@ export interface TurnRuntimeOptions {
   readonly leaseMs: number;
   /** How often the sweep looks for due sessions (ms). */
   readonly sweepMs: number;
+  /** How long a driver stays after its last work, lease held, for the next wake (ms). */
+  readonly lingerMs?: number;
   /** SESSION_IDLE_ARCHIVE (row 61), ms. */
   readonly idleArchiveMs: number;
   /** Row 61: archives a session as idle. */
@@ -80,12 +81,14 @@ export function drivesTurns(kinds: Iterable<{ readonly name: string }>): boolean
 
 /** Sessions the sweep takes per pass. */
 const SWEEP_BATCH = 200;
-/** How long an authorizer is reused before the catalogs it reads are looked at again. */
-const AUTHORIZER_TTL_MS = 60_000;
-/** Configurations whose authorizer is kept; past this the memory starts afresh. */
-const REMEMBERED_AUTHORIZERS = 1000;
 /** When a session without a usable inference option is looked at again. */
 const UNUSABLE_RETRY_MS = 60_000;
+/**
+ * A driver's stay after its last work: long enough that a conversation's next message
+ * finds it still there (no lease, entry or tail to set up again), short enough that an
+ * idle process soon holds no lease.
+ */
+export const DEFAULT_LINGER_MS = 2_000;
 
 /** Drives the turns of the sessions this process holds leases for. */
 export class TurnRuntime {
@@ -93,13 +96,11 @@ export class TurnRuntime {
   /** This process's lease holder name. */
   readonly holder = `turns:${randomUUID()}`;
   readonly #drivers = new Map<string, Promise<void>>();
-  /** Pinned documents by tenant and configuration hash. */
-  readonly #documents = new Map<string, SessionConfigValue>();
-  /** Authorizers by tenant, configuration and executor, with when they were built. */
-  readonly #authorizers = new Map<
-    string,
-    { readonly authorizer: Authorizer; readonly at: number }
-  >();
+  /** The drivers running here, for nudges. */
+  readonly #running = new Map<string, SessionDriver>();
+  /** The wakes of each session whose driver runs here (see `WakeCounter`). */
+  readonly #wakes = new Map<string, WakeCounter>();
+  readonly #configs: SessionConfigs;
   readonly #states: StateCache;
   readonly #closing = new AbortController();
   #timer: NodeJS.Timeout | undefined;
@@ -107,6 +108,7 @@ export class TurnRuntime {
   constructor(options: TurnRuntimeOptions) {
     this.#options = options;
     this.#states = new StateCache((id) => this.#newState(id));
+    this.#configs = new SessionConfigs(options);
   }
 
   /** Starts the sweep: once now (sessions left unfinished by a crash), then every `sweepMs`. */
@@ -118,13 +120,23 @@ export class TurnRuntime {
   }
 
   /**
-   * Marks `session` due now, durably. An append of a driving record marks twice: before it
-   * lands, so the record is never left without a driver if the process dies, and after,
-   * so a driver that read the state before the record landed cannot settle the entry
-   * with the stamp it read (its compare-and-set fails and it looks again).
+   * Marks `session` due now, durably: before a driving record lands, so the record is
+   * never left without a driver if the process dies; `landed` follows once it landed.
    */
   async mark(session: string): Promise<void> {
     await this.#options.work.markDue(session, this.#options.clock.now());
+  }
+
+  /**
+   * A driving record of `session` landed through this process (after `mark`): wakes the
+   * driver here, or starts one. When another process holds the lease, its driver may have
+   * read the due entry's stamp before the record landed and be about to settle with it, so
+   * the entry is marked again (that settle then fails and the driver looks again; one that
+   * reads the stamp later sees the record in the catch-up that follows its read), and the
+   * lease is tried once more in case that driver has just left.
+   */
+  landed(session: string): void {
+    this.#start(session, true);
   }
 
   /**
@@ -137,31 +149,53 @@ export class TurnRuntime {
     await work.markDue(session, clock.now() + idleArchiveMs);
   }
 
-  /** Starts a driver for `session` here unless one runs here already. */
+  /** Starts a driver for `session` here, or wakes the one that runs here already. */
   kick(session: string): void {
-    if (this.#closing.signal.aborted || this.#drivers.has(session)) return;
-    const run = this.#driveOnce(session);
-    this.#drivers.set(session, run);
+    this.#start(session, false);
+  }
+
+  #start(session: string, landed: boolean): void {
+    if (this.#closing.signal.aborted) return;
+    const wakes = this.#wakes.get(session);
+    if (wakes !== undefined) {
+      wakes.wake();
+      this.#running.get(session)?.nudge();
+      return;
+    }
+    const counter = new WakeCounter();
+    this.#wakes.set(session, counter);
+    this.#drivers.set(session, this.#driveOnce(session, counter, landed));
   }
 
   /**
-   * One driver of `session`, then the check for a wake it missed. A wake whose kick found
-   * this driver still running was dropped, and its mark may have come after the driver's
-   * last look: once the driver is gone (its lease released, and no longer in `#drivers`,
-   * so a kick from now on starts a driver of its own), an entry due now under a stamp the
-   * driver did not settle is driven at once instead of at the next sweep.
+   * One driver of `session`, then the checks for a wake it missed. A kick that came after
+   * the driver's last read of the log (its counter says so) starts the next driver at
+   * once. A mark from another process that could not take the lease may also have come
+   * after that read: an entry due now under a stamp the driver did not settle is driven
+   * at once too, instead of at the next sweep.
    */
-  async #driveOnce(session: string): Promise<void> {
+  async #driveOnce(session: string, wakes: WakeCounter, landed: boolean): Promise<void> {
     let settled: number | null | undefined;
     try {
-      settled = await this.#drive(session);
+      settled = await this.#drive(session, wakes);
     } catch (error) {
       this.#options.logger.warn({ err: error, session }, 'turn driver failed; the sweep retries');
     } finally {
       this.#drivers.delete(session);
+      this.#wakes.delete(session);
     }
-    // Not driven here (another process holds the lease) or failed: the sweep takes it.
-    if (settled === undefined || this.#closing.signal.aborted) return;
+    if (this.#closing.signal.aborted) return;
+    if (settled === undefined) {
+      // Another process holds the lease (or the driver failed: the sweep retries it).
+      if (!landed) return;
+      await this.mark(session).catch(() => undefined);
+      this.kick(session);
+      return;
+    }
+    if (wakes.missed) {
+      this.kick(session);
+      return;
+    }
     const { work, clock } = this.#options;
     const entry = await work.dueEntry(session).catch(() => null);
     if (entry !== null && entry.stamp !== settled && entry.at <= clock.now()) this.kick(session);
@@ -213,7 +247,7 @@ export class TurnRuntime {
 
   /** Row 53: the session's archive landed; its driver counts the last records now. */
   archived(session: string): void {
-    this.kick(session);
+    this.landed(session);
   }
 
   /** Drivers running in this process now. */
@@ -229,9 +263,9 @@ export class TurnRuntime {
   }
 
   /** Drives `session` under its lease; answers the stamp it settled, undefined without the lease. */
-  async #drive(session: string): Promise<number | null | undefined> {
+  async #drive(session: string, wakes: WakeCounter): Promise<number | null | undefined> {
     const { work, clock, leaseMs } = this.#options;
-    const lease = `session:${session}`;
+    const lease = sessionLease(session);
     if (!(await work.acquireLease(lease, this.holder, clock.now(), leaseMs))) return undefined;
     const lost = new AbortController();
     const stop = (): void => {
@@ -252,7 +286,7 @@ export class TurnRuntime {
       Math.max(50, Math.floor(leaseMs / 3)),
     );
     try {
-      return await this.#run(session, lost.signal);
+      return await this.#run(session, wakes, lost.signal);
     } finally {
       clearInterval(renew);
       this.#closing.signal.removeEventListener('abort', stop);
@@ -260,13 +294,13 @@ export class TurnRuntime {
     }
   }
 
-  async #run(session: string, signal: AbortSignal): Promise<number | null> {
+  async #run(session: string, wakes: WakeCounter, signal: AbortSignal): Promise<number | null> {
     const { directory, control } = this.#options;
     const row = await directory.get(session);
     const state = await this.#states.get(session);
     // A session the directory forgot (its install was deleted) has nothing left to drive.
     if (row === null || state === null) return this.#park(session, null);
-    const pinned = await this.#pinned(row.value);
+    const pinned = await this.#configs.pinned(row.value);
     const optionName = pinned?.tenant.inference;
     const option =
       optionName === undefined
@@ -285,7 +319,9 @@ export class TurnRuntime {
     await state.catchUp(this.#options.log);
     const tenantKey = tenantSealKey(this.#options.sealKey, row.value.tenant);
     const authorizer =
-      pinned === null ? null : await this.#authorizer(row.value, pinned, state.context.executor);
+      pinned === null
+        ? null
+        : await this.#configs.authorizer(row.value, pinned, state.context.executor);
     if (authorizer === null) {
       this.#options.logger.warn({ session }, 'the session has no pinned configuration');
       return this.#park(session, null);
@@ -296,6 +332,8 @@ export class TurnRuntime {
         work: this.#options.work,
         clock: this.#options.clock,
         idleArchiveMs: this.#options.idleArchiveMs,
+        lingerMs: this.#options.lingerMs ?? DEFAULT_LINGER_MS,
+        wakes,
         archiveIdle: () => this.#options.archiveIdle(row.value),
         signGate: (claims) => this.#options.signGate(claims),
         callTool: (request) => this.#options.callTool(request),
@@ -310,44 +348,12 @@ export class TurnRuntime {
       },
       signal,
     );
-    return driver.run();
-  }
-
-  /**
-   * The authorizer of a session's configuration, reused across driver runs for a minute
-   * (its schemas compile once, not once per turn); the connections' catalogs it reads are
-   * looked at again when it is rebuilt.
-   */
-  async #authorizer(
-    session: SessionValue,
-    pinned: SessionConfigValue,
-    executor: string | null,
-  ): Promise<Authorizer> {
-    const key = `${session.tenant}\n${session.config}\n${executor ?? ''}`;
-    const now = this.#options.clock.now();
-    const cached = this.#authorizers.get(key);
-    if (cached !== undefined && now - cached.at < AUTHORIZER_TTL_MS) return cached.authorizer;
-    const authorizer = await sessionAuthorizer(
-      this.#options.control,
-      session.tenant,
-      pinned,
-      executor,
-    );
-    if (this.#authorizers.size >= REMEMBERED_AUTHORIZERS) this.#authorizers.clear();
-    this.#authorizers.set(key, { authorizer, at: now });
-    return authorizer;
-  }
-
-  /** The session's pinned document (§3.5): immutable under its hash, so kept once read. */
-  async #pinned(session: SessionValue): Promise<SessionConfigValue | null> {
-    const key = `${session.tenant}\n${session.config}`;
-    const cached = this.#documents.get(key);
-    if (cached !== undefined) return cached;
-    const pinned = await this.#options.directory.pinned(session);
-    if (pinned === null) return null;
-    if (this.#documents.size >= REMEMBERED_AUTHORIZERS) this.#documents.clear();
-    this.#documents.set(key, pinned);
-    return pinned;
+    this.#running.set(session, driver);
+    try {
+      return await driver.run();
+    } finally {
+      this.#running.delete(session);
+    }
   }
 
   /** Moves the session's due entry to `next` (null: drops it); answers the stamp it settled. */
@@ -359,6 +365,7 @@ export class TurnRuntime {
   async #newState(session: string): Promise<SessionState | null> {
     const row = await this.#options.directory.get(session);
     if (row === null) return null;
-    return new SessionState(session, tenantSealKey(this.#options.sealKey, row.value.tenant));
+    const tenantKey = tenantSealKey(this.#options.sealKey, row.value.tenant);
+    return restoreState(this.#options.work, session, tenantKey);
   }
 }

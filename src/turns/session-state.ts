@@ -9,11 +9,11 @@
  * archive path) catches it up from the log with `catchUp`; `reached(cursor)` resolves
  * once a record has been applied, which is how the driver waits for what it just landed.
  */
-import { createActor, type Actor, type SnapshotFrom } from 'xstate';
+import { createActor, type Actor, type Snapshot, type SnapshotFrom } from 'xstate';
 import { turnMachine, type TurnContext, type TurnPhase } from '../machines/turn.machine.ts';
 import type { LogStore, StoredRecord } from '../storage/log-store.ts';
 import { RecordReader } from './events.ts';
-import { Transcript } from './transcript.ts';
+import { Transcript, type TranscriptData } from './transcript.ts';
 
 /** Records read per round trip while catching up. */
 const CATCH_UP_PAGE = 1000;
@@ -33,6 +33,14 @@ export interface SessionBasics {
 
 export type TurnSnapshot = SnapshotFrom<typeof turnMachine>;
 
+/** A session state as plain data, to save and restore (`state-snapshot.ts`). */
+export interface SessionStateData {
+  /** The turn machine's persisted snapshot. */
+  readonly machine: Snapshot<unknown>;
+  readonly basics: SessionBasics;
+  readonly transcript: TranscriptData;
+}
+
 /** A session's turn machine, reader and transcript. */
 export class SessionState {
   readonly session: string;
@@ -44,14 +52,30 @@ export class SessionState {
     tools: [],
     params: { max_tokens: null, stop: [], temperature: null, top_p: null },
   };
+  /** The head of the state's last save, or of the save it was restored from (`state-snapshot.ts`). */
+  savedAt = 0;
   #waiters: { readonly cursor: number; readonly resolve: () => void }[] = [];
   #listeners = new Set<(record: StoredRecord) => void>();
 
-  constructor(session: string, tenantKey: Buffer) {
+  /** A fresh state at cursor 0, or the one `saved` holds. */
+  constructor(session: string, tenantKey: Buffer, saved?: SessionStateData) {
     this.session = session;
-    this.#transcript = new Transcript(tenantKey);
-    this.#actor = createActor(turnMachine);
+    this.#transcript = new Transcript(tenantKey, saved?.transcript);
+    if (saved !== undefined) this.#basics = saved.basics;
+    this.#actor = createActor(
+      turnMachine,
+      saved === undefined ? undefined : { snapshot: saved.machine },
+    );
     this.#actor.start();
+  }
+
+  /** The state as plain data: what `new SessionState(…, saved)` restores. */
+  data(): SessionStateData {
+    return {
+      machine: this.#actor.getPersistedSnapshot(),
+      basics: this.#basics,
+      transcript: this.#transcript.data(),
+    };
   }
 
   /** The last applied cursor. */
@@ -98,6 +122,21 @@ export class SessionState {
     });
     for (const listener of this.#listeners) listener(record);
     return true;
+  }
+
+  /**
+   * Applies what an append answered, in order: answers whether the state now stands at
+   * or past the last of `records`. False when they do not continue the head (a record
+   * landed in between by someone else, or `records` is empty): the caller reads the log.
+   */
+  absorb(records: readonly StoredRecord[]): boolean {
+    const last = records.at(-1);
+    if (last === undefined) return false;
+    for (const record of records) {
+      if (record.envelope.cursor > this.head + 1) return false;
+      this.apply(record);
+    }
+    return this.head >= last.envelope.cursor;
   }
 
   /** Reads and applies every record past the head. */

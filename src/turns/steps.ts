@@ -23,7 +23,7 @@ import { gateClaims, type GateClaims } from '../gate/gate.ts';
 import type { Clock } from '../clock.ts';
 import type { ToolCallOutcome, ToolCallRequest } from '../connections/tool-calls.ts';
 import { canonicalJson } from '../sessions/canonical-json.ts';
-import type { LogStore, PendingRecord } from '../storage/log-store.ts';
+import type { LogStore, PendingRecord, StoredRecord } from '../storage/log-store.ts';
 import { retryDelay } from './plan.ts';
 import { keyedBatch, PRODUCERS, serviceRecord, stepKey } from './records.ts';
 import type { SessionState } from './session-state.ts';
@@ -48,14 +48,19 @@ export interface StepContext {
   readonly tenant: string;
 }
 
-/** Lands `record` under its key, then catches the state up with the log. */
+/**
+ * Lands `record` under its key and brings the state up to it: straight from the append's
+ * answer when it continues the head (the common case, no read), else by catching up with
+ * the log. Either way the planner next sees what this step landed.
+ */
 export async function land(
   ctx: Pick<StepContext, 'log' | 'state'>,
   record: PendingRecord,
   plain?: unknown,
 ): Promise<void> {
+  let landed: readonly StoredRecord[] = [];
   try {
-    await ctx.log.append(keyedBatch(ctx.state.session, record, plain));
+    landed = (await ctx.log.append(keyedBatch(ctx.state.session, record, plain))).records;
   } catch (error) {
     // The step landed before (another body under its key) or the session was archived:
     // what landed is the truth, and the catch-up below brings it in.
@@ -64,7 +69,7 @@ export async function land(
       (error.code === 'idempotency_conflict' || error.code === 'session_archived');
     if (!known) throw error;
   }
-  await ctx.state.catchUp(ctx.log);
+  if (!ctx.state.absorb(landed)) await ctx.state.catchUp(ctx.log);
 }
 
 /** Lands what the chart owes: `turn.started` or `turn.ended` (part B bodies). */

@@ -60,6 +60,15 @@ interface Entry {
   readonly item: PromptItem;
 }
 
+/** A transcript as plain data, for a saved turn state (`state-snapshot.ts`). */
+export interface TranscriptData {
+  readonly waiting: readonly (readonly [number, string])[];
+  readonly entries: readonly Entry[];
+  readonly summary: string | null;
+  readonly turn: number | null;
+  readonly out: readonly (readonly [number, OutCall])[];
+}
+
 /** The conversation since the last compaction. */
 export class Transcript {
   readonly #tenantKey: Buffer;
@@ -72,8 +81,25 @@ export class Transcript {
   /** The turn's allowed calls, by the cursor of their invoke.allowed. */
   readonly #out = new Map<number, OutCall>();
 
-  constructor(tenantKey: Buffer) {
+  constructor(tenantKey: Buffer, data?: TranscriptData) {
     this.#tenantKey = tenantKey;
+    if (data === undefined) return;
+    for (const [cursor, text] of data.waiting) this.#waiting.set(cursor, text);
+    this.#entries = [...data.entries];
+    this.#summary = data.summary;
+    this.#turn = data.turn;
+    for (const [cursor, out] of data.out) this.#out.set(cursor, out);
+  }
+
+  /** What the transcript holds, as plain data (items are never changed once added). */
+  data(): TranscriptData {
+    return {
+      waiting: [...this.#waiting],
+      entries: [...this.#entries],
+      summary: this.#summary,
+      turn: this.#turn,
+      out: [...this.#out],
+    };
   }
 
   /** Takes one landed record (already read by `RecordReader`) into the conversation. */

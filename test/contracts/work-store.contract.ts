@@ -11,7 +11,7 @@
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ControlStore, UsageDelta } from '../../src/storage/control-store.ts';
-import type { WorkStore } from '../../src/storage/work-store.ts';
+import { sessionLease, type WorkStore } from '../../src/storage/work-store.ts';
 
 /** A backend under test: the suite opens several instances on one server or file. */
 export interface WorkStoreFixture {
@@ -230,6 +230,38 @@ export function describeWorkStore(name: string, setup: () => Promise<WorkStoreFi
             }),
           );
         }
+      });
+      it('leaves out a due session while its driver holds its lease', async () => {
+        const base = 2000;
+        const [held, free] = [id('due'), id('due')] as const;
+        const stamps = [await store().markDue(held, base), await store().markDue(free, base)];
+        const lease = sessionLease(held);
+        try {
+          expect(await store().acquireLease(lease, 'driver', base, 100)).toBe(true);
+          expect(await store().due(base + 50, 10)).toEqual([free]);
+          // Expired at `now`: the session is listed again, for whoever takes it over.
+          expect((await store().due(base + 100, 10)).sort()).toEqual([held, free].sort());
+          await store().releaseLease(lease, 'driver');
+          expect((await store().due(base + 50, 10)).sort()).toEqual([held, free].sort());
+        } finally {
+          await store().settleDue(held, stamps[0] ?? 0, null);
+          await store().settleDue(free, stamps[1] ?? 0, null);
+        }
+      });
+    });
+
+    describe('saved turn states', () => {
+      it('keeps the latest save and never lets an older one replace it', async () => {
+        const session = id('saved');
+        expect(await store().turnState(session)).toBeNull();
+        await store().saveTurnState(session, 10, 'ten');
+        expect(await store().turnState(session)).toEqual({ cursor: 10, state: 'ten' });
+        await store().saveTurnState(session, 5, 'five');
+        expect(await store().turnState(session)).toEqual({ cursor: 10, state: 'ten' });
+        await store().saveTurnState(session, 12, 'twelve');
+        expect(await store().turnState(session)).toEqual({ cursor: 12, state: 'twelve' });
+        await store().dropTurnState(session);
+        expect(await store().turnState(session)).toBeNull();
       });
     });
 

@@ -10,7 +10,10 @@ import { randomBytes } from 'node:crypto';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
+import { DatabaseSync } from 'node:sqlite';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
+import { SQLITE_FILE } from '../../src/storage/sql/open.ts';
+import { SAVE_AT_REST } from '../../src/turns/state-snapshot.ts';
 import { startService, type ServiceProcess } from '../support/service-process.ts';
 import { TEST_DATABASE_URL, TEST_REDIS_URL } from '../support/services.ts';
 import { kinds, TurnClient, type TailRecord } from './turn-client.ts';
@@ -31,6 +34,19 @@ async function dataDir(): Promise<string> {
   const dir = await mkdtemp(path.join(tmpdir(), 'turn-crash-'));
   dirs.push(dir);
   return dir;
+}
+
+/** The cursor of the session's saved turn state in the service's SQLite file, if any. */
+function savedCursor(dataDir: string, session: string): number | null {
+  const db = new DatabaseSync(path.join(dataDir, SQLITE_FILE), { readOnly: true });
+  try {
+    const row = db.prepare('SELECT cursor FROM turn_states WHERE session = ?').get(session);
+    return row === undefined ? null : Number(row.cursor);
+  } catch {
+    return null; // not migrated yet
+  } finally {
+    db.close();
+  }
 }
 
 async function start(env: Record<string, string>): Promise<ServiceProcess> {
@@ -107,6 +123,46 @@ describe('turns across kill -9', () => {
       (failed?.envelope.at ?? 0) + 3000 + LEASE_MS + 5000,
     );
     expect(kinds(records).filter((k) => k === 'inference.failed')).toHaveLength(1);
+    expectNoDuplicateSteps(records);
+  });
+
+  it('takes a long session up from its saved turn state after a restart', async () => {
+    const env = { DATA_DIR: await dataDir() };
+    const first = await start(env);
+    const client = new TurnClient(first.url, OPERATOR_TOKEN);
+    const { key } = await client.install();
+    const opened = await client.open(key);
+    // Past SAVE_AT_REST records: the driver saves the state when it leaves.
+    const turns = Math.ceil(SAVE_AT_REST / 4) + 1;
+    for (let turn = 1; turn <= turns; turn++) {
+      await client.send(opened, `message number ${turn}`);
+      await client.turnsEnded(opened, turn);
+    }
+    const before = await client.status(opened);
+    const head = before.head;
+    // The driver lingers, then settles, saves and leaves.
+    const deadline = Date.now() + 10_000;
+    while (savedCursor(env.DATA_DIR, opened.session) !== head) {
+      expect(Date.now()).toBeLessThan(deadline);
+      await new Promise((resolve) => setTimeout(resolve, 100));
+    }
+    await first.kill();
+    running.splice(running.indexOf(first), 1);
+
+    const second = await start(env);
+    const again = new TurnClient(second.url, OPERATOR_TOKEN);
+    // Restored at the head, the state answers what the replayed one answered.
+    expect((await again.status(opened)).live).toEqual(before.live);
+    await again.send(opened, 'and one more');
+    const records = await again.turnsEnded(opened, turns + 1, 10_000);
+    const outputs = records.filter((r) => r.envelope.kind.name === 'model.output');
+    const [previous, last] = outputs.slice(-2);
+    expect(last?.body.text).toBe('and one more');
+    // The prompt grew by the new message and the previous answer only: the transcript
+    // came back whole.
+    const input = (r: TailRecord | undefined) => (r?.body.usage as { input: number }).input;
+    expect(input(last)).toBeGreaterThan(input(previous));
+    expect(input(last) - input(previous)).toBeLessThan(20);
     expectNoDuplicateSteps(records);
   });
 

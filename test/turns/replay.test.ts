@@ -3,14 +3,15 @@
  * log. Any run of records (`turn.runs.ts`), written as the stored records the log holds,
  * is fed to one state as a live driver meets it (one record at a time, duplicates from a
  * tail and a read racing, catch-ups in pages) and to a fresh state all at once from
- * cursor 1: both reach the same machine snapshot and the same prompt.
+ * cursor 1: both reach the same machine snapshot and the same prompt. A state saved at
+ * any cursor and restored (`state-snapshot.ts`) reaches it too once it has taken the rest.
  */
 import { randomBytes } from 'node:crypto';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import type { TurnEvent } from '../../src/machines/turn.types.ts';
 import type { StoredRecord } from '../../src/storage/log-store.ts';
-import { SessionState } from '../../src/turns/session-state.ts';
+import { SessionState, type SessionStateData } from '../../src/turns/session-state.ts';
 import { runArb, playRun } from '../machines/turn.runs.ts';
 
 const STREAM = 'a'.repeat(72);
@@ -156,6 +157,32 @@ describe('a session turn state rebuilt from its log', () => {
           expect(replayed.head).toBe(records.length);
         },
       ),
+      { numRuns: 300 },
+    );
+  });
+
+  it('restores a state saved at any cursor to the state the full replay reaches', () => {
+    const key = randomBytes(32);
+    fc.assert(
+      fc.property(runArb, fc.nat(), ([rounds, choices], cut) => {
+        const records = playRun(rounds, choices).events.map(stored);
+        const at = cut % (records.length + 1);
+        const before = new SessionState(STREAM, key);
+        for (const record of records.slice(0, at)) before.apply(record);
+        // Through JSON, as the work store keeps it.
+        const saved = JSON.parse(JSON.stringify(before.data())) as SessionStateData;
+        const restored = new SessionState(STREAM, key, saved);
+        expect(restored.head).toBe(at);
+        for (const record of records.slice(at)) restored.apply(record);
+
+        const replayed = new SessionState(STREAM, key);
+        for (const record of records) replayed.apply(record);
+        expect(restored.snapshot.value).toEqual(replayed.snapshot.value);
+        expect(restored.snapshot.context).toEqual(replayed.snapshot.context);
+        expect(restored.basics).toEqual(replayed.basics);
+        expect(restored.transcript.prompt()).toEqual(replayed.transcript.prompt());
+        expect(restored.transcript.data()).toEqual(replayed.transcript.data());
+      }),
       { numRuns: 300 },
     );
   });

@@ -103,8 +103,8 @@ export function appendRoute(app: FastifyInstance, context: SessionContext): void
       );
       if (!(await exists(id))) throw new NotFound('session_not_found', 'no such session');
       // A message, a cancel or a completion gives the turn runtime work: marked due before
-      // it lands (an acknowledged record is driven even if this process dies now) and
-      // after (a driver that looked before it landed looks again; see `TurnRuntime.mark`).
+      // it lands (an acknowledged record is driven even if this process dies now), and the
+      // driver woken once it landed (see `TurnRuntime.landed`).
       const drives = drivesTurns(batch.envelopes.map((envelope) => envelope.kind));
       if (drives) await context.turns.mark(id);
       const landed = await landRecords(
@@ -112,10 +112,7 @@ export function appendRoute(app: FastifyInstance, context: SessionContext): void
         id,
         batch,
       );
-      if (drives) {
-        await context.turns.mark(id);
-        context.turns.kick(id);
-      }
+      if (drives) context.turns.landed(id);
       // The answer as `envelopesJson` writes it: the schema's text without re-checking, by
       // zod, envelopes the store has just built (the schema still documents the answer,
       // and the route tests check real answers against the served OpenAPI document). A

@@ -8,7 +8,7 @@
  * usage row in one transaction (`addUsageIn`).
  */
 import type { UsageDelta } from '../control-store.ts';
-import type { DueEntry, WorkStore } from '../work-store.ts';
+import { SESSION_LEASE_PREFIX, type DueEntry, type WorkStore } from '../work-store.ts';
 import { int, text, type SqlDriver } from './driver.ts';
 import { addUsageIn } from './usage.ts';
 
@@ -81,10 +81,35 @@ export class SqlWorkStore implements WorkStore {
 
   async due(now: number, limit: number): Promise<string[]> {
     const rows = await this.#driver.query(
-      'SELECT session FROM due WHERE at IS NOT NULL AND at <= ? ORDER BY at, session LIMIT ?',
-      [now, Math.max(0, limit)],
+      `SELECT session FROM due
+       WHERE at IS NOT NULL AND at <= ?
+         AND NOT EXISTS (
+           SELECT 1 FROM leases WHERE leases.name = CAST(? AS TEXT) || due.session AND leases.expires > ?)
+       ORDER BY at, session LIMIT ?`,
+      [now, SESSION_LEASE_PREFIX, now, Math.max(0, limit)],
     );
     return rows.map((row) => text(row, 'session'));
+  }
+
+  async saveTurnState(session: string, cursor: number, state: string): Promise<void> {
+    await this.#driver.query(
+      `INSERT INTO turn_states (session, cursor, state) VALUES (?, ?, ?)
+       ON CONFLICT (session) DO UPDATE SET cursor = excluded.cursor, state = excluded.state
+       WHERE turn_states.cursor < excluded.cursor`,
+      [session, cursor, state],
+    );
+  }
+
+  async turnState(session: string): Promise<{ cursor: number; state: string } | null> {
+    const [row] = await this.#driver.query(
+      'SELECT cursor, state FROM turn_states WHERE session = ?',
+      [session],
+    );
+    return row === undefined ? null : { cursor: int(row, 'cursor'), state: text(row, 'state') };
+  }
+
+  async dropTurnState(session: string): Promise<void> {
+    await this.#driver.query('DELETE FROM turn_states WHERE session = ?', [session]);
   }
 
   async countedThrough(session: string): Promise<number> {
