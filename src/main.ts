@@ -26,7 +26,8 @@ async function main(): Promise<void> {
   }
 
   const logger = createLogger({ level: config.logLevel });
-  await mkdir(config.dataDir, { recursive: true });
+  // Owner only (issue 14 item 6): the folder holds the keys and the embedded database.
+  await mkdir(config.dataDir, { recursive: true, mode: 0o700 });
   const keys = await loadKeyMaterial({
     dataDir: config.dataDir,
     signingKeyPem: config.signingKey,

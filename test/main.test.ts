@@ -1,5 +1,5 @@
 import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { mkdtemp, readdir, readFile, rm, stat } from 'node:fs/promises';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -119,6 +119,32 @@ describe('npm start on the embedded default', () => {
     second.child.kill('SIGINT');
     expect(await second.exit).toBe(0);
   }, 45_000);
+
+  it('creates its data folder, keys and database readable by the owner only (issue 14 item 6)', async () => {
+    const parent = await mkdtemp(path.join(tmpdir(), 'main-modes-'));
+    dirs.push(parent);
+    const dataDir = path.join(parent, 'data');
+    const port = await freePort();
+    const run = start({ PORT: String(port), DATA_DIR: dataDir });
+    await healthyWithin(`http://127.0.0.1:${port}`, 15_000);
+    const mode = async (name: string) =>
+      ((await stat(path.join(dataDir, name))).mode & 0o777).toString(8);
+    expect(await mode('.')).toBe('700');
+    expect(await mode('keys')).toBe('700');
+    for (const file of ['keys/signing.pem', 'keys/secrets.key', 'service.sqlite']) {
+      expect([file, await mode(file)]).toEqual([file, '600']);
+    }
+    // SQLite's own files take the database file's mode (the folder is closed to others
+    // anyway, so nothing else in it is reachable by them).
+    const sqliteOwn = /^service\.sqlite-(wal|shm|journal)$/;
+    const own = (await readdir(dataDir)).filter((name) => sqliteOwn.test(name));
+    expect(own).toEqual(expect.arrayContaining(['service.sqlite-wal', 'service.sqlite-shm']));
+    for (const file of own) {
+      expect([file, await mode(file)]).toEqual([file, '600']);
+    }
+    run.child.kill('SIGTERM');
+    expect(await run.exit).toBe(0);
+  }, 30_000);
 
   it.each([
     ['PORT', 'eighty'],

@@ -13,7 +13,7 @@
  * database is ready when it resolves. Each opened store owns its connections and
  * releases them on `close()`. The secrets key is the caller's to generate and keep.
  */
-import { mkdir } from 'node:fs/promises';
+import { mkdir, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { systemClock, type Clock } from '../../clock.ts';
 import type { ControlStore } from '../control-store.ts';
@@ -72,7 +72,10 @@ async function ready(driver: SqlDriver, clock: Clock): Promise<SqlDriver> {
 }
 
 async function sqliteDriver(options: SqliteOptions): Promise<SqlDriver> {
-  await mkdir(path.dirname(path.resolve(options.file)), { recursive: true });
+  await mkdir(path.dirname(path.resolve(options.file)), { recursive: true, mode: 0o700 });
+  // Owner only (issue 14 item 6): created here before SQLite opens it, whatever the umask;
+  // SQLite gives its -wal and -shm files the database file's mode.
+  await writeFile(options.file, '', { flag: 'a', mode: 0o600 });
   return ready(openSqliteDriver(options.file), options.clock ?? systemClock);
 }
 
