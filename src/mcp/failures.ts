@@ -15,10 +15,10 @@ import { UnauthorizedError } from '@modelcontextprotocol/sdk/client/auth.js';
 import { StreamableHTTPError } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { OAuthError } from '@modelcontextprotocol/sdk/server/auth/errors.js';
 import { ErrorCode, McpError } from '@modelcontextprotocol/sdk/types.js';
-import { inspect } from 'node:util';
 import { InvalidRequest, UpstreamFailure } from '../errors.ts';
 import type { Egress, LastRequest, Outbound } from '../net/egress.ts';
 import { EgressRefused, ResponseTooLarge, egressFailure } from '../net/refusal.ts';
+import { logFailure } from './failure-log.ts';
 
 /** The snake_case codes an MCP failure carries. */
 export type UpstreamCode =
@@ -97,7 +97,8 @@ export interface FailureContext {
  *
  * The answer says what failed (which request, which HTTP status) and never carries what
  * the server sent: its body, its error text, even the URLs it pointed at are the server's
- * words, so they go to the log at warn level instead (`reportFailure`).
+ * words. The log's warn line says the same facts; the server's words go to the debug
+ * level only (`failure-log.ts`, issue 14 item 6).
  */
 export function upstreamFailure(error: unknown, context: FailureContext): Error {
   if (context.signal?.aborted === true) {
@@ -229,21 +230,21 @@ function stepOf(endpoint: URL, last: LastRequest | undefined): string {
   return 'authorization server request';
 }
 
-/** The detail of a failure, to the log at warn level: what the server said, scrubbed. */
+/** The detail of a failure, to the log (`failure-log.ts`): our own words at warn. */
 function reportFailure(error: unknown, failure: UpstreamFailure, context: FailureContext): void {
   const last = context.outbound.lastRequest();
-  context.egress.report(
+  logFailure(
+    context.egress,
     {
-      upstream: {
-        endpoint: endpointLabel(context.endpoint),
-        code: failure.code,
-        step: stepOf(context.endpoint, last),
-        ...(last === undefined ? {} : { request: `${last.method} ${endpointLabel(last.url)}` }),
-        ...(last?.status === undefined ? {} : { status: last.status }),
-        detail: scrub(describe(error), context.secrets),
-      },
+      endpoint: endpointLabel(context.endpoint),
+      code: failure.code,
+      step: stepOf(context.endpoint, last),
+      ...(last === undefined ? {} : { request: `${last.method} ${endpointLabel(last.url)}` }),
+      ...(last?.status === undefined ? {} : { status: last.status }),
+      ...(isNetworkFailure(error) ? { errno: errno(error) } : {}),
     },
-    'MCP server exchange failed',
+    error,
+    context.secrets,
   );
 }
 
@@ -269,31 +270,4 @@ function errno(error: unknown): string {
     current = current.cause;
   }
   return 'connection failed';
-}
-
-/** The whole chain of messages, for the log only. */
-function describe(error: unknown): string {
-  const parts: string[] = [];
-  let current: unknown = error;
-  for (let depth = 0; depth < 5 && current !== undefined; depth += 1) {
-    parts.push(current instanceof Error ? `${current.name}: ${current.message}` : inspect(current));
-    current = current instanceof Error ? current.cause : undefined;
-  }
-  return parts.join(' <- ');
-}
-
-const CREDENTIAL_FIELDS =
-  /((?:access|refresh|id)_token|client_secret|code_verifier|assertion|password|"code"|\bcode)(["']?\s*[:=]\s*["']?)[^"'&\s,}]+/gi;
-
-/**
- * What a server said, fit for the log: known secrets and anything shaped like a credential
- * (a bearer, a token field) replaced, and cut to 500 characters.
- */
-export function scrub(text: string, secrets: readonly string[]): string {
-  let out = text;
-  for (const secret of secrets) if (secret.length >= 4) out = out.replaceAll(secret, '[Redacted]');
-  return out
-    .replace(/(bearer\s+)[A-Za-z0-9\-._~+/]+=*/gi, '$1[Redacted]')
-    .replace(CREDENTIAL_FIELDS, '$1$2[Redacted]')
-    .slice(0, 500);
 }

@@ -29,6 +29,8 @@ export type GuardedFetch = (url: string | URL, init?: RequestInit) => Promise<Re
 /** Where upstream detail goes: the process logger's `warn` (pino's signature). */
 export interface EgressLog {
   warn(detail: object, message: string): void;
+  /** Where what a server said goes, when the operator asks for it (`LOG_LEVEL=debug`). */
+  debug?(detail: object, message: string): void;
 }
 
 export interface EgressOptions {
@@ -112,6 +114,14 @@ export class Egress {
   /** Logs the detail of a failed exchange at warn level; the caller leaves secrets out. */
   report(detail: object, message: string): void {
     this.#log?.warn(detail, message);
+  }
+
+  /**
+   * Logs what a tenant's server said at debug level only: its words may hold the tenant's
+   * data or, echoed, credentials, so they never reach the warn line (issue 14 item 6).
+   */
+  said(detail: object, message: string): void {
+    this.#log?.debug?.(detail, message);
   }
 
   /**

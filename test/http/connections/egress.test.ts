@@ -129,14 +129,21 @@ describe("an upstream's answer", () => {
     expect(answer.text).not.toContain(PEER_TEXT);
     expect(listed).toEqual([]);
 
+    // Issue 14 item 6: logged at warn with our own words, without the server's body.
     const warned = allowed.logs
       .lines()
-      .filter((line) => line.level === 40 && JSON.stringify(line).includes(PEER_TEXT));
+      .filter((line) => line.level === 40 && line.msg === 'MCP server exchange failed');
     expect(warned).toHaveLength(1);
     expect(warned[0]).toMatchObject({
-      msg: 'MCP server exchange failed',
-      upstream: { endpoint: `${broken.origin}/mcp`, status: 500, step: 'MCP POST request' },
+      upstream: {
+        endpoint: `${broken.origin}/mcp`,
+        status: 500,
+        step: 'MCP POST request',
+        code: 'upstream_unreadable',
+        errors: expect.arrayContaining(['StreamableHTTPError']) as string[],
+      },
     });
+    expect(allowed.logs.text()).not.toContain(PEER_TEXT);
     expect(allowed.logs.text()).not.toContain('leaked-token-123');
   });
 });

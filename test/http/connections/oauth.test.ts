@@ -297,8 +297,16 @@ describe('linking an OAuth-protected server over HTTP', () => {
       expect((refused.body as { message: string }).message).toContain(
         'refused the client registration request (invalid_client_metadata)',
       );
+      // Neither the answer nor the warn line repeats the server's words (issue 14 item 6).
       expect(refused.text).not.toContain('registration is closed');
-      expect(harness.logs.text()).toContain('registration is closed');
+      expect(harness.logs.text()).not.toContain('registration is closed');
+      expect(harness.logs.lines()).toContainEqual(
+        expect.objectContaining({
+          level: 40,
+          msg: 'MCP server exchange failed',
+          upstream: expect.objectContaining({ code: 'upstream_authorization_failed' }) as object,
+        }),
+      );
     } finally {
       peer.authority.refuseRegistration(false);
     }
