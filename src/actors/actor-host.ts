@@ -83,6 +83,8 @@ interface Activation {
   version: number;
   /** `clock.now()` when it last answered a command. */
   lastUsed: number;
+  /** How long it is kept after that (`ActorType.keepMs`). */
+  readonly keepMs: number;
   /** Effects started by the command under way. */
   readonly pending: Promise<unknown>[];
   /** Events emitted by the command under way. */
@@ -151,7 +153,7 @@ export class ActorHost {
     const now = this.#clock.now();
     let passivated = 0;
     for (const [key, activation] of this.#active) {
-      if (!this.#mailboxes.busy(key) && now - activation.lastUsed >= this.#idleMs) {
+      if (!this.#mailboxes.busy(key) && now - activation.lastUsed >= activation.keepMs) {
         this.#drop(key);
         passivated += 1;
         this.#counts.passivations += 1;
@@ -205,6 +207,11 @@ export class ActorHost {
       const emitted = activation.emitted.splice(0);
       activation.lastUsed = this.#clock.now();
       const snapshot = activation.actor.getSnapshot() as SnapshotFrom<M>;
+      // Committed: a command queued behind this one restores the actor from the store.
+      if (activation.keepMs === 0) {
+        this.#drop(key);
+        this.#counts.passivations += 1;
+      }
       return type.answer(snapshot, emitted as EmittedFrom<M>[]);
     }
   }
@@ -249,6 +256,7 @@ export class ActorHost {
         actor,
         version,
         lastUsed: this.#clock.now(),
+        keepMs: type.keepMs ?? this.#idleMs,
         pending,
         emitted,
       };

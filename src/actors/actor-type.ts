@@ -49,6 +49,13 @@ export interface ActorType<TMachine extends AnyStateMachine, TAnswer> {
    * (`ControlStore.loadSnapshot` and `saveSnapshot`).
    */
   readonly state?: StateStore;
+  /**
+   * How long (ms) an activation is kept in memory after its last command; absent, the
+   * host's `idleMs`. 0 passivates it as soon as it has answered: for an actor whose
+   * commands are far apart, keeping it only holds memory, since every command reads the
+   * stored state anyway.
+   */
+  readonly keepMs?: number;
   /** The machine with its real effects provided, for actor `id`; called once per activation. */
   logic(effect: EffectSink, id: string): TMachine;
   /**

@@ -145,6 +145,20 @@ describe('ActorHost', () => {
     expect(host.stats()).toMatchObject({ activations: 2, passivations: 1, commits: 3 });
   });
 
+  it('passivates an actor of a type kept 0 ms as soon as it answered', async () => {
+    host = new ActorHost({ store, clock, idleMs: 60_000 });
+    const type = { ...proposalActor(installEffects(store)), keepMs: 0 };
+    const p = newProposal();
+    await host.send(type, p.request, p.submit);
+    expect(host.isActive(type, p.request)).toBe(false);
+    // Restored from its committed snapshot: the poll is answered as by the kept actor.
+    expect(await host.send(type, p.request, p.poll)).toMatchObject({
+      outcome: 'authorization_pending',
+    });
+    expect(host.isActive(type, p.request)).toBe(false);
+    expect(host.stats()).toMatchObject({ activations: 2, passivations: 2, commits: 2 });
+  });
+
   it('surfaces a failing effect as a typed error and commits nothing', async () => {
     const effects = installEffects(store);
     const t = tenant();
