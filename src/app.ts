@@ -20,6 +20,7 @@ import { installJsonBody } from './http/json-body.ts';
 import { jwksRoutes } from './http/jwks.ts';
 import { installRateLimit } from './http/rate-limit.ts';
 import { sessionRoutes } from './http/sessions/routes.ts';
+import { docsRoutes } from './http/docs.ts';
 import { openApiRoute, registerOpenApi } from './http/openapi.ts';
 import { installRequestLog, requestId } from './http/request-log.ts';
 import { validatorCompiler } from './http/validation.ts';
@@ -98,6 +99,7 @@ export async function createApp(
   installErrorHandling(app);
   installRequestLog(app);
   await registerOpenApi(app, deps.baseUrl);
+  await docsRoutes(app, deps.entropy);
   const rateLimit = installRateLimit(
     app,
     { max: deps.rateLimitPerSecond, windowMs: 1000, key: rateKeys() },
