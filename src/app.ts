@@ -99,7 +99,7 @@ export async function createApp(
   installErrorHandling(app);
   installRequestLog(app);
   await registerOpenApi(app, deps.baseUrl);
-  await docsRoutes(app, deps.entropy);
+  docsRoutes(app, deps.entropy);
   const rateLimit = installRateLimit(
     app,
     { max: deps.rateLimitPerSecond, windowMs: 1000, key: rateKeys() },

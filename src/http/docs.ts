@@ -11,7 +11,6 @@
  * configuration, and the policy makes sure: scripts from this origin or with the page's
  * nonce, requests to this origin only, no fonts or frames from anywhere else.
  */
-import apiReference from '@scalar/fastify-api-reference';
 import Fastify, { type FastifyInstance } from 'fastify';
 import type { Entropy } from '../clock.ts';
 
@@ -29,11 +28,16 @@ const CONFIGURATION = {
   customCss: 'a[href^="https://www.scalar.com"] { display: none; }',
 } as const;
 
-let bundle: Promise<string> | undefined;
+let bundle: Promise<Buffer> | undefined;
 
-/** Scalar's standalone script, as its plugin serves it; read once per process. */
-function scalarBundle(): Promise<string> {
+/**
+ * Scalar's standalone script, as its plugin serves it, kept as bytes. Read on the first
+ * request for it and kept for the process: the plugin and its 4 MB script are loaded
+ * only by a process whose reference page is opened, so an idle service stays small.
+ */
+function scalarBundle(): Promise<Buffer> {
   bundle ??= (async () => {
+    const { default: apiReference } = await import('@scalar/fastify-api-reference');
     const source = Fastify({ logger: false });
     try {
       await source.register(apiReference, {
@@ -42,7 +46,7 @@ function scalarBundle(): Promise<string> {
       });
       const response = await source.inject({ method: 'GET', url: '/reference/js/scalar.js' });
       if (response.statusCode !== 200) throw new Error('the Scalar bundle could not be read');
-      return response.body;
+      return response.rawPayload;
     } finally {
       await source.close();
     }
@@ -97,8 +101,7 @@ function page(nonce: string): string {
 }
 
 /** Registers `GET /docs`, `GET /docs/` and `GET /docs/js/scalar.js`. */
-export async function docsRoutes(app: FastifyInstance, entropy: Entropy): Promise<void> {
-  const script = await scalarBundle();
+export function docsRoutes(app: FastifyInstance, entropy: Entropy): void {
   const hidden = { schema: { hide: true } };
   app.get('/docs', hidden, (_request, reply) => reply.redirect('/docs/', 301));
   app.get('/docs/', hidden, (_request, reply) => {
@@ -113,10 +116,10 @@ export async function docsRoutes(app: FastifyInstance, entropy: Entropy): Promis
       .type('text/html; charset=utf-8')
       .send(page(nonce));
   });
-  app.get('/docs/js/scalar.js', hidden, (_request, reply) =>
+  app.get('/docs/js/scalar.js', hidden, async (_request, reply) =>
     reply
       .headers({ 'cache-control': 'public, max-age=3600', 'x-content-type-options': 'nosniff' })
       .type('application/javascript; charset=utf-8')
-      .send(script),
+      .send(await scalarBundle()),
   );
 }
