@@ -8,6 +8,7 @@
 import type { BlockList } from 'node:net';
 import path from 'node:path';
 import { z } from 'zod';
+import { parseSecretsKeys } from './auth/secrets-keys.ts';
 import { OIDC_ALGORITHMS } from './console/oidc.ts';
 import { parseAllowList } from './net/addresses.ts';
 import { parseDuration } from './schemas/duration.ts';
@@ -91,12 +92,15 @@ const redisUrl = z.string().superRefine((value, ctx) => {
   }
 });
 
-const base64Key = z
-  .string()
-  .refine(
-    (value) => Buffer.from(value, 'base64url').length === 32,
-    'must be 32 bytes in base64url',
-  );
+/** One 32-byte base64url key, or several newest first, comma-separated (a ring, issue 14). */
+const base64Keys = z.string().refine((value) => {
+  try {
+    parseSecretsKeys(value);
+    return true;
+  } catch {
+    return false;
+  }
+}, 'must be 32 bytes in base64url, or several such keys newest first, comma-separated');
 
 /** Every environment variable the service reads, with its default. */
 export const configSchema = z.object({
@@ -124,7 +128,7 @@ export const configSchema = z.object({
   CONSOLE_OIDC_ALGORITHMS: optional(algorithmList),
   OPERATOR_GRANT: optional(z.enum(['on', 'off'], { error: 'must be on or off' })),
   SIGNING_KEY: optional(z.string().min(1)),
-  SECRETS_KEY: optional(base64Key),
+  SECRETS_KEY: optional(base64Keys),
   BODY_LIMIT: optional(positiveInt).default(1024 * 1024),
   RATE_LIMIT_PER_SECOND: optional(positiveInt).default(100),
   APPDOC_RATE_LIMIT_PER_MINUTE: optional(positiveInt).default(10),
@@ -158,7 +162,10 @@ export interface Config {
   readonly operatorGrant: boolean;
   /** A PKCS#8 PEM Ed25519 private key; absent: generated into `DATA_DIR`. */
   readonly signingKey: string | undefined;
-  /** 32 bytes, base64url, for secrets at rest; absent: generated into `DATA_DIR`. */
+  /**
+   * 32 bytes, base64url, for secrets at rest, or a ring of such keys newest first,
+   * comma-separated; absent: generated into `DATA_DIR`.
+   */
   readonly secretsKey: string | undefined;
   readonly bodyLimit: number;
   readonly rateLimitPerSecond: number;

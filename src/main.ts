@@ -45,7 +45,7 @@ async function main(): Promise<void> {
     dataDir: config.dataDir,
     databaseUrl: config.databaseUrl,
     redisUrl: config.redisUrl,
-    secretsKey: keys.secretsKey,
+    secretsKey: keys.secretsKeyring,
     clock: systemClock,
   });
   const shutdown = new AbortController();
@@ -80,6 +80,7 @@ async function main(): Promise<void> {
           },
     shutdown: shutdown.signal,
     sealKey: keys.secretsKey,
+    secretsKeyring: keys.secretsKeyring,
     egressAllow: config.egressAllow,
   };
   // The composition root: every service once, over the stores; the app closes them.

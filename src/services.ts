@@ -28,6 +28,7 @@ import { SessionTokens } from './sessions/tokens.ts';
 import { TokenStanding } from './sessions/token-standing.ts';
 import type { ControlStore } from './storage/control-store.ts';
 import type { LogStore } from './storage/log-store.ts';
+import type { SecretsKeyring } from './storage/secret-box.ts';
 import type { WorkStore } from './storage/work-store.ts';
 import type { InferenceProvider } from './inference/provider.ts';
 import { SimulatedProvider } from './inference/simulated.ts';
@@ -61,10 +62,16 @@ export interface ServicesDeps {
   /** Randomness for ids, keys and secrets (injected so tests can reproduce ids). */
   readonly entropy: Entropy;
   /**
-   * 32 bytes the per-tenant keys of sealed record layers, the session-id key and the
-   * connections' OAuth state key derive from, each under its own HKDF label.
+   * 32 bytes the per-tenant keys of sealed record layers, the session-id key and the OAuth
+   * callback binding derive from, each under its own HKDF label: the first secrets key,
+   * which rotation keeps (session logs and ids are never rewritten).
    */
   readonly sealKey: Buffer;
+  /**
+   * The secrets keys that seal the connections' OAuth state: the current one seals, every
+   * one opens (issue 14). Absent: `sealKey` alone.
+   */
+  readonly secretsKeyring?: SecretsKeyring | undefined;
   /** The OpenID Connect issuer console ID tokens come from, when one is configured. */
   readonly consoleOidc:
     | {
@@ -128,7 +135,7 @@ export function buildServices(deps: ServicesDeps): Services {
     entropy,
     standing: new TokenStanding({ control: controlStore, directory, clock }),
   });
-  const oauth = new ControlOAuthStore(controlStore, deps.sealKey, clock);
+  const oauth = new ControlOAuthStore(controlStore, deps.secretsKeyring ?? deps.sealKey, clock);
   const egress = new Egress({ allow: deps.egressAllow, log: deps.logger });
   const catalogs = {
     controlStore,

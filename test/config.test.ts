@@ -31,6 +31,13 @@ describe('configuration', () => {
     });
   });
 
+  it('takes SECRETS_KEY as one key or a ring of keys, newest first', () => {
+    const [a, b] = [Buffer.alloc(32, 1), Buffer.alloc(32, 2)].map((k) => k.toString('base64url'));
+    expect(parseConfig({ SECRETS_KEY: a }, '/').secretsKey).toBe(a);
+    expect(parseConfig({ SECRETS_KEY: `${a},${b}` }, '/').secretsKey).toBe(`${a},${b}`);
+    expect(() => parseConfig({ SECRETS_KEY: `${a},short` }, '/')).toThrow('SECRETS_KEY');
+  });
+
   it('treats an empty variable as absent', () => {
     expect(parseConfig({ DATABASE_URL: '', PORT: '' }, '/').databaseUrl).toBeUndefined();
   });

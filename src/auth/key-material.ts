@@ -8,6 +8,8 @@ import { createHash, createPublicKey, hash, randomBytes } from 'node:crypto';
 import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { exportPKCS8, generateKeyPair, importPKCS8, importSPKI, type CryptoKey } from 'jose';
+import { rootKey, type SecretsKeyring } from '../storage/secret-box.ts';
+import { parseSecretsKeys, SECRETS_KEY_FILE } from './secrets-keys.ts';
 
 export const SIGNING_ALG = 'EdDSA';
 
@@ -20,7 +22,16 @@ export interface SigningKey {
 
 export interface KeyMaterial {
   readonly signing: SigningKey;
-  /** 32 bytes for AES-256-GCM sealing of secrets at rest. */
+  /**
+   * The secrets keys (`secrets-keys.ts`): the current one seals values at rest in the
+   * control store, every one opens them.
+   */
+  readonly secretsKeyring: SecretsKeyring;
+  /**
+   * The ring's first key, which keys that must never change derive from (session ids,
+   * the sealed layers of session logs, OAuth callback bindings): the one secrets key of a
+   * deployment that never rotated.
+   */
   readonly secretsKey: Buffer;
   /** SHA-256 hex of the operator token (decisions row 73); the token itself is not kept. */
   readonly operatorTokenHash: string;
@@ -31,6 +42,7 @@ export interface KeyMaterial {
 export interface KeyMaterialOptions {
   readonly dataDir: string;
   readonly signingKeyPem: string | undefined;
+  /** `SECRETS_KEY`: one key, or a ring newest first, comma-separated. */
   readonly secretsKey: string | undefined;
   readonly operatorToken: string | undefined;
 }
@@ -88,10 +100,11 @@ export async function loadKeyMaterial(options: KeyMaterialOptions): Promise<KeyM
 
   let secrets = options.secretsKey;
   if (secrets === undefined) {
-    const file = path.join(dir, 'secrets.key');
+    const file = path.join(dir, SECRETS_KEY_FILE);
     secrets = (await readOptional(file))?.trim();
     secrets ??= (await writeOnce(file, randomBytes(32).toString('base64url'))).trim();
   }
+  const ring = parseSecretsKeys(secrets);
 
   let generatedOperatorToken: string | undefined;
   let operatorTokenHash: string;
@@ -111,7 +124,8 @@ export async function loadKeyMaterial(options: KeyMaterialOptions): Promise<KeyM
 
   return {
     signing: await signingKeyFrom(pem),
-    secretsKey: Buffer.from(secrets, 'base64url'),
+    secretsKeyring: ring,
+    secretsKey: rootKey(ring),
     operatorTokenHash,
     generatedOperatorToken,
   };

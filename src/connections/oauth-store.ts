@@ -30,7 +30,7 @@ import type {
 } from '../mcp/oauth-state.ts';
 import { INDEX, scoped } from '../resources/types.ts';
 import type { ControlStore, Versioned } from '../storage/control-store.ts';
-import { createSecretBox, type SecretBox } from '../storage/secret-box.ts';
+import { createSecretBox, type SecretBox, type SecretsKeyring } from '../storage/secret-box.ts';
 
 /** The HKDF label of OAuth state: a new scheme gets a new label. */
 const PURPOSE = 'connections/oauth-state/v1';
@@ -70,7 +70,7 @@ export class ControlOAuthStore {
   readonly #box: SecretBox;
   readonly #clock: Clock;
 
-  constructor(store: ControlStore, secretsKey: Buffer, clock: Clock) {
+  constructor(store: ControlStore, secretsKey: Buffer | SecretsKeyring, clock: Clock) {
     this.#store = store;
     this.#box = createSecretBox(secretsKey, PURPOSE);
     this.#clock = clock;

@@ -7,6 +7,7 @@
 import type { Clock } from '../clock.ts';
 import type { ControlStore } from './control-store.ts';
 import type { LogStore } from './log-store.ts';
+import type { SecretsKeyring } from './secret-box.ts';
 import { openRedisLogStore } from './redis/store.ts';
 import { openPostgresStores, openSqliteStores, type SqlStores } from './sql/open.ts';
 import type { WorkStore } from './work-store.ts';
@@ -15,8 +16,8 @@ export interface StoreOptions {
   readonly dataDir: string;
   readonly databaseUrl: string | undefined;
   readonly redisUrl: string | undefined;
-  /** 32 bytes that seal secrets at rest. */
-  readonly secretsKey: Buffer;
+  /** The keys that seal secrets at rest: the current one seals, every one opens. */
+  readonly secretsKey: Buffer | SecretsKeyring;
   readonly clock: Clock;
   /** Hears failures a store recovers from by itself (a lost Redis reader connection). */
   readonly onError?: (error: unknown) => void;

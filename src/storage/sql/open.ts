@@ -18,6 +18,7 @@ import path from 'node:path';
 import { systemClock, type Clock } from '../../clock.ts';
 import type { ControlStore } from '../control-store.ts';
 import type { LogStore } from '../log-store.ts';
+import { keyringOf, type SecretsKeyring } from '../secret-box.ts';
 import type { WorkStore } from '../work-store.ts';
 import type { SqlDriver } from './driver.ts';
 import { migrate } from './migrate.ts';
@@ -44,8 +45,8 @@ export interface SqliteOptions {
 
 /** Options of a control store: it seals secret values under `secretsKey`. */
 export interface SecretsOption {
-  /** 32 bytes; secret values are sealed under keys derived from it (`secret-box.ts`). */
-  readonly secretsKey: Buffer;
+  /** 32 bytes, or a ring of them (issue 14); values are sealed under keys derived from it (`secret-box.ts`). */
+  readonly secretsKey: Buffer | SecretsKeyring;
 }
 
 export interface SqlStores {
@@ -58,7 +59,7 @@ export interface SqlStores {
 
 /** Refuses a wrong key before any connection is opened. */
 function checkKey(options: SecretsOption): void {
-  if (options.secretsKey.length !== 32) throw new TypeError('the secrets key must be 32 bytes');
+  keyringOf(options.secretsKey);
 }
 
 async function ready(driver: SqlDriver, clock: Clock): Promise<SqlDriver> {

@@ -20,7 +20,7 @@ import type {
   UsageDelta,
   Versioned,
 } from '../control-store.ts';
-import { createSecretBox, type SecretBox } from '../secret-box.ts';
+import { createSecretBox, type SecretBox, type SecretsKeyring } from '../secret-box.ts';
 import { applyWrites, purgeExpired, RESOURCE_COLUMNS, toVersioned } from './control-writes.ts';
 import { int, text, type SqlDriver, type SqlValue } from './driver.ts';
 import { addUsage, readUsage } from './usage.ts';
@@ -30,8 +30,8 @@ const SECRET_PURPOSE = 'control-store/secret-values/v1';
 
 export interface SqlControlStoreParts {
   readonly driver: SqlDriver;
-  /** 32 bytes. */
-  readonly secretsKey: Buffer;
+  /** 32 bytes, or a ring of them whose current key seals (`secret-box.ts`). */
+  readonly secretsKey: Buffer | SecretsKeyring;
   readonly clock: Clock;
 }
 
@@ -106,7 +106,9 @@ export class SqlControlStore implements ControlStore {
         `SELECT mac FROM secret_values WHERE scope = ? AND name = ?${this.#driver.dialect.lockRows}`,
         [scope, name],
       );
-      if (held !== undefined && this.#box.same(text(held, 'mac'), mac)) return { changed: false };
+      if (held !== undefined && this.#box.matches(text(held, 'mac'), value, context)) {
+        return { changed: false };
+      }
       await tx.query(
         'INSERT INTO secret_values (scope, name, sealed, mac) VALUES (?, ?, ?, ?) ON CONFLICT (scope, name) DO UPDATE SET sealed = excluded.sealed, mac = excluded.mac',
         [scope, name, this.#box.seal(value, context), mac],

@@ -1,0 +1,156 @@
+/**
+ * Issue 14 item 6, end to end: `npm run secrets:rotate` on a service's data folder. A
+ * secret stored before the rotation stays readable (the same value reads as unchanged,
+ * and it still opens), one stored after is sealed under the new key, and the rotated ring
+ * is kept owner-only. The service runs as `npm start` does, and is reached over HTTP.
+ */
+import { spawn } from 'node:child_process';
+import { mkdtemp, readFile, rm, stat } from 'node:fs/promises';
+import { createServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { DatabaseSync } from 'node:sqlite';
+import { afterAll, describe, expect, it } from 'vitest';
+import { parseSecretsKeys } from '../../src/auth/secrets-keys.ts';
+import { keyId } from '../../src/storage/secret-box.ts';
+import { openSqliteControlStore, SQLITE_FILE } from '../../src/storage/sql/open.ts';
+
+const ROOT = path.resolve(import.meta.dirname, '../..');
+const dirs: string[] = [];
+afterAll(async () => {
+  await Promise.all(dirs.map((dir) => rm(dir, { recursive: true, force: true })));
+});
+
+async function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = createServer();
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const address = server.address();
+      server.close(() => {
+        resolve(typeof address === 'object' && address !== null ? address.port : 0);
+      });
+    });
+  });
+}
+
+/** Runs a script of the project with `env`; answers its exit code and output. */
+function run(script: string, env: Record<string, string>) {
+  const child = spawn(
+    process.execPath,
+    ['--disable-warning=ExperimentalWarning', path.join(ROOT, script)],
+    {
+      env: { PATH: process.env.PATH ?? '', LOG_LEVEL: 'warn', ...env },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    },
+  );
+  let output = '';
+  child.stdout.on('data', (chunk: Buffer) => (output += chunk.toString()));
+  child.stderr.on('data', (chunk: Buffer) => (output += chunk.toString()));
+  const exit = new Promise<number | null>((resolve) => child.once('exit', resolve));
+  return { child, output: () => output, exit };
+}
+
+/** Starts the service on `dataDir`; answers a caller of its API and a way to stop it. */
+async function service(dataDir: string) {
+  const port = await freePort();
+  const base = `http://127.0.0.1:${port}`;
+  const running = run('src/main.ts', { PORT: String(port), DATA_DIR: dataDir });
+  for (let tries = 0; ; tries += 1) {
+    const up = await fetch(`${base}/health`).then(
+      (r) => r.status === 200,
+      () => false,
+    );
+    if (up) break;
+    if (tries > 150) throw new Error(`the service did not start: ${running.output()}`);
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+  const call = async (method: string, url: string, token: string, body?: unknown) => {
+    const response = await fetch(`${base}${url}`, {
+      method,
+      headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+      ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+    });
+    return { status: response.status, body: (await response.json()) as Record<string, unknown> };
+  };
+  const stop = async () => {
+    running.child.kill('SIGTERM');
+    expect(await running.exit).toBe(0);
+  };
+  return { call, stop, output: running.output };
+}
+
+describe('npm run secrets:rotate on a data folder', () => {
+  it('seals new secrets under the new key while the old ones stay readable', async () => {
+    const dataDir = await mkdtemp(path.join(tmpdir(), 'rotate-'));
+    dirs.push(dataDir);
+    const first = await service(dataDir);
+    const operator =
+      /Operator token \(shown once, keep it safe\): (op_\S+)/.exec(first.output())?.[1] ?? '';
+    const signIn = async (svc: typeof first) =>
+      String(
+        (await svc.call('POST', '/console/token', operator, { user: 'ada', tenant: 'acme' })).body
+          .token,
+      );
+    let token = await signIn(first);
+    expect((await first.call('PUT', '/console/tenant', token, { name: 'Acme' })).status).toBe(201);
+    expect(
+      (await first.call('PUT', '/secrets/before', token, { value: 'old-secret-value' })).status,
+    ).toBe(201);
+    await first.stop();
+
+    const keysFile = path.join(dataDir, 'keys', 'secrets.key');
+    const oldRing = parseSecretsKeys(await readFile(keysFile, 'utf8'));
+    const rotation = run('scripts/rotate-secrets-key.ts', { DATA_DIR: dataDir });
+    expect(await rotation.exit, rotation.output()).toBe(0);
+    const ring = parseSecretsKeys(await readFile(keysFile, 'utf8'));
+    expect(ring.previous).toEqual([oldRing.current]);
+    expect(rotation.output()).toContain(keyId(ring.current));
+    expect(rotation.output()).not.toContain(ring.current.toString('base64url'));
+    expect((await stat(keysFile)).mode & 0o777).toBe(0o600);
+
+    const second = await service(dataDir);
+    token = await signIn(second);
+    // The old value is recognised under the old key: unchanged, nothing rewritten.
+    const again = await second.call('PUT', '/secrets/before', token, { value: 'old-secret-value' });
+    expect(again).toMatchObject({ status: 200, body: { outcome: 'unchanged' } });
+    expect(
+      (await second.call('PUT', '/secrets/after', token, { value: 'new-secret-value' })).status,
+    ).toBe(201);
+    await second.stop();
+
+    // At rest: each value names the key it was sealed under, and both open under the ring.
+    const db = new DatabaseSync(path.join(dataDir, SQLITE_FILE));
+    const rows = db.prepare('SELECT name, sealed FROM secret_values ORDER BY name').all() as {
+      name: string;
+      sealed: string;
+    }[];
+    db.close();
+    expect(rows.map((row) => [row.name, row.sealed.split('.')[0]])).toEqual([
+      ['after', keyId(ring.current)],
+      ['before', keyId(oldRing.current)],
+    ]);
+    const store = await openSqliteControlStore({
+      file: path.join(dataDir, SQLITE_FILE),
+      secretsKey: ring,
+    });
+    try {
+      expect(await store.readSecretValue('acme', 'before')).toBe('old-secret-value');
+      expect(await store.readSecretValue('acme', 'after')).toBe('new-secret-value');
+    } finally {
+      await store.close();
+    }
+  }, 90_000);
+
+  it('prints the new ring for SECRETS_KEY, writing nothing, when the keys live in the environment', async () => {
+    const dataDir = await mkdtemp(path.join(tmpdir(), 'rotate-env-'));
+    dirs.push(dataDir);
+    const old = Buffer.alloc(32, 7).toString('base64url');
+    const rotation = run('scripts/rotate-secrets-key.ts', { DATA_DIR: dataDir, SECRETS_KEY: old });
+    expect(await rotation.exit).toBe(0);
+    const line = /^SECRETS_KEY=(\S+)$/m.exec(rotation.output())?.[1] ?? '';
+    const ring = parseSecretsKeys(line);
+    expect(ring.previous.map((key) => key.toString('base64url'))).toEqual([old]);
+    await expect(stat(path.join(dataDir, 'keys'))).rejects.toThrow();
+  });
+});
