@@ -192,6 +192,8 @@ export class ControlOAuthStore {
         value,
         expect: 0,
         index: { [INDEX.connection]: [scoped(ref.tenant, ref.connection)] },
+        // Once expired it can never be used: the retention sweep deletes it (issue 14).
+        expires: pending.expires,
       },
     ]);
     // Abandoned authorizations of this connection do not pile up.

@@ -133,4 +133,15 @@ describe.each([['sqlite'], ['postgres']])('the sealed OAuth store on %s', (backe
     expect(await oauth().peekPending(old.state)).toBeUndefined();
     expect(await oauth().peekPending(other.state)).toEqual(other);
   });
+
+  it('lets the retention sweep delete an expired authorization no one came back for', async () => {
+    const r = ref();
+    const store = oauth().forEndpoint(ENDPOINT);
+    const abandoned = pending(r.tenant, r.connection, clock.now() + 1000);
+    await store.savePending(abandoned);
+    await control().purgeExpired(clock.now() + 999, 1000);
+    expect(await oauth().peekPending(abandoned.state)).toEqual(abandoned);
+    await control().purgeExpired(clock.now() + 1000, 1000);
+    expect(await oauth().peekPending(abandoned.state)).toBeUndefined();
+  });
 });
