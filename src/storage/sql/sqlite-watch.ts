@@ -94,11 +94,11 @@ export function watchSqlite(driver: SqlDriver, wakeups: Wakeups, file: string): 
     })();
   };
 
-  // Opened (and so created) before it is watched. Without it, other processes hear this
-  // store's records at their backstop.
+  // Opened (and so created) before it is watched, owner only like the database beside
+  // it. Without it, other processes hear this store's records at their backstop.
   let door: number | undefined;
   try {
-    door = openSync(bell, 'w');
+    door = openSync(bell, 'w', 0o600);
   } catch {
     door = undefined;
   }
