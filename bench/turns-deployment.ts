@@ -15,11 +15,13 @@ import { randomBytes } from 'node:crypto';
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { Redis } from 'ioredis';
 import pg from 'pg';
 import { loadKeyMaterial } from '../src/auth/key-material.ts';
 import { sessionKeys } from '../src/storage/redis/keys.ts';
 import { startService, type ServiceProcess } from '../test/support/service-process.ts';
+import type { ProbeWindow } from './server-probe.ts';
 
 /** The prefix `openStores` gives the Redis log store (`openRedisLogStore`'s default). */
 const LOG_PREFIX = 'log:';
@@ -30,6 +32,8 @@ const LOG_PREFIX = 'log:';
 const RATE_LIMIT = '10000000';
 /** BENCH_SERVER_NODE_OPTIONS: Node options for the service process alone. */
 const SERVER_NODE_OPTIONS = process.env.BENCH_SERVER_NODE_OPTIONS;
+/** Preloaded into the service (`server-probe.ts`). */
+const PROBE = fileURLToPath(new URL('server-probe.ts', import.meta.url));
 
 /**
  * CPU seconds (user + system) process `pid` has used so far: fields 14 and 15 of
@@ -50,6 +54,8 @@ export interface DeploymentOptions {
 
 export class Deployment {
   readonly dataDir: string;
+  /** Where the service's probe writes its windows. */
+  readonly #probeFile: string;
   /** DATABASE_URL as the service gets it: the fresh schema first on `search_path`. */
   readonly databaseUrl: string;
   readonly redisUrl: string;
@@ -72,6 +78,7 @@ export class Deployment {
     this.#admin = admin;
     this.#schema = schema;
     this.dataDir = dataDir;
+    this.#probeFile = path.join(dataDir, 'bench-probe.json');
     this.redisUrl = options.redisUrl;
     const url = new URL(options.databaseUrl);
     url.searchParams.set('options', `-c search_path=${schema}`);
@@ -106,8 +113,10 @@ export class Deployment {
       REDIS_URL: this.redisUrl,
       RATE_LIMIT_PER_SECOND: RATE_LIMIT,
       APPDOC_RATE_LIMIT_PER_MINUTE: RATE_LIMIT,
-      // e.g. --cpu-prof --cpu-prof-dir=.tmp/prof, or --trace-gc, to look inside a run.
-      ...(SERVER_NODE_OPTIONS === undefined ? {} : { NODE_OPTIONS: SERVER_NODE_OPTIONS }),
+      // The probe (`server-probe.ts`), and any BENCH_SERVER_NODE_OPTIONS (for example
+      // --cpu-prof --cpu-prof-dir=.tmp/prof, or --trace-gc) to look inside a run.
+      NODE_OPTIONS: [`--import=${PROBE}`, SERVER_NODE_OPTIONS ?? ''].join(' ').trim(),
+      BENCH_PROBE_FILE: this.#probeFile,
     });
     return this.#service.url;
   }
@@ -126,6 +135,23 @@ export class Deployment {
     const kb = /^VmRSS:\s+(\d+) kB$/m.exec(status)?.[1];
     if (kb === undefined) throw new Error(`no VmRSS in /proc/${pid}/status`);
     return Number(kb) * 1024;
+  }
+
+  /**
+   * What the service's event loop and garbage collector did since the previous call (or
+   * its start): one window of `server-probe.ts`.
+   */
+  async probe(): Promise<ProbeWindow> {
+    await rm(this.#probeFile, { force: true });
+    process.kill(this.pid, 'SIGUSR2');
+    for (let waited = 0; ; waited += 10) {
+      try {
+        return JSON.parse(await readFile(this.#probeFile, 'utf8')) as ProbeWindow;
+      } catch (error) {
+        if (waited > 5_000) throw new Error("the service's probe did not answer", { cause: error });
+        await new Promise((resolve) => setTimeout(resolve, 10));
+      }
+    }
   }
 
   /** Throws with the service's stderr if it exited under the bench. */

@@ -58,6 +58,7 @@
 import { fork, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
 import { performance } from 'node:perf_hooks';
+import type { ProbeWindow } from './server-probe.ts';
 import type { BareReady } from './turns-bare.ts';
 import { TurnsClient } from './turns-client.ts';
 import { cpuSeconds, Deployment } from './turns-deployment.ts';
@@ -238,16 +239,19 @@ async function throughputRow(
 async function latencyRows(deployment: Deployment, client: TurnsClient): Promise<void> {
   const label = `append -> turn.ended on the tail, ${PACED_RATE} turns/s`;
   /** The paced run, once for both rows (a failure fails both). */
-  let paced: Promise<PacedLatency & { readonly busy: number }> | undefined;
+  let paced:
+    Promise<PacedLatency & { readonly busy: number; readonly server: ProbeWindow }> | undefined;
   const measure = async () => {
     const tails = await sessionsWithTails(deployment, client, PACED_SESSIONS);
     const cpuBefore = await cpuSeconds(deployment.pid);
+    await deployment.probe();
     const began = performance.now();
     try {
       const latency = await pacedTurns(client, tails, PACED_RATE, PACED_SECONDS);
+      const server = await deployment.probe();
       // The service's share of one core meanwhile: how near saturation the rate is.
       const cpu = (await cpuSeconds(deployment.pid)) - cpuBefore;
-      return { ...latency, busy: cpu / ((performance.now() - began) / 1000) };
+      return { ...latency, server, busy: cpu / ((performance.now() - began) / 1000) };
     } finally {
       for (const tail of tails) tail.close();
       deployment.check();
@@ -259,7 +263,7 @@ async function latencyRows(deployment: Deployment, client: TurnsClient): Promise
     [0.99, '< 20 ms'],
   ] as const) {
     await row(`${label}, p${q * 100}`, 'ms', target, async () => {
-      const { ended, delivered, sent, loopP99, busy } = await run();
+      const { ended, delivered, sent, loopP99, busy, server } = await run();
       const ours = quantile(ended, q);
       const base = quantile(delivered, q);
       return [
@@ -268,7 +272,9 @@ async function latencyRows(deployment: Deployment, client: TurnsClient): Promise
         (ours / base).toFixed(2),
         target === '' ? '' : `${target} ${verdict(ours < 20)}`,
         `${ended.length}/${sent} turns measured, max ${ms(quantile(ended, 1))} ms; ` +
-          `service CPU ${(busy * 100).toFixed(0)}% of a core; client loop p99 ${ms(loopP99)} ms`,
+          `service CPU ${(busy * 100).toFixed(0)}% of a core, loop p99 ${ms(server.loopP99)}, ` +
+          `max ${ms(server.loopMax)} ms, ${server.gcCount} GCs, longest ${ms(server.gcMaxMs)} ms; ` +
+          `client loop p99 ${ms(loopP99)} ms`,
       ];
     });
   }
