@@ -18,6 +18,8 @@ export interface ProbeWindow {
   readonly gcCount: number;
   readonly gcMaxMs: number;
   readonly gcTotalMs: number;
+  /** `process.memoryUsage()` when the window closed, bytes. */
+  readonly memory: NodeJS.MemoryUsage;
 }
 
 const file = process.env.BENCH_PROBE_FILE;
@@ -40,6 +42,7 @@ if (file !== undefined) {
       gcCount: gc.count,
       gcMaxMs: gc.max,
       gcTotalMs: gc.total,
+      memory: process.memoryUsage(),
     };
     writeFileSync(file, JSON.stringify(window));
     loop.reset();

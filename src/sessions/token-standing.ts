@@ -67,6 +67,10 @@ export class TokenStanding {
   readonly #sessions = new Map<string, { readonly install: string; readonly tenant: string }>();
   /** Install id → its key tag and tombstone, as last read (install ids are unique). */
   readonly #installs = new Map<string, InstallState>();
+  /** Reads of an install under way, shared by the checks that wait for them. */
+  readonly #reading = new Map<string, Promise<InstallState | null>>();
+  /** Bumped by `forgetInstall`, so a read begun before the change is not kept. */
+  #forgets = 0;
 
   constructor(options: TokenStandingOptions) {
     this.#options = options;
@@ -95,7 +99,9 @@ export class TokenStanding {
 
   /** Drops what is known of an install: its key or tombstone just changed in this process. */
   forgetInstall(install: string): void {
+    this.#forgets += 1;
     this.#installs.delete(install);
+    this.#reading.delete(install);
   }
 
   async #sessionOwner(session: string) {
@@ -109,10 +115,30 @@ export class TokenStanding {
     return owner;
   }
 
-  async #install(tenant: string, install: string): Promise<InstallState | null> {
-    const now = this.#options.clock.now();
+  /**
+   * The install's key tag and tombstone, read at most once per `STANDING_TTL_MS`: the
+   * appends that find the entry stale at once share one read, instead of each reading the
+   * same row (a busy install's sessions otherwise read it a hundred times a second).
+   */
+  #install(tenant: string, install: string): Promise<InstallState | null> {
     const known = this.#installs.get(install);
-    if (known !== undefined && now - known.at < STANDING_TTL_MS) return known;
+    if (known !== undefined && this.#options.clock.now() - known.at < STANDING_TTL_MS) {
+      return Promise.resolve(known);
+    }
+    let reading = this.#reading.get(install);
+    if (reading === undefined) {
+      const read = this.#readInstall(tenant, install).finally(() => {
+        if (this.#reading.get(install) === read) this.#reading.delete(install);
+      });
+      reading = read;
+      this.#reading.set(install, read);
+    }
+    return reading;
+  }
+
+  async #readInstall(tenant: string, install: string): Promise<InstallState | null> {
+    const now = this.#options.clock.now();
+    const forgets = this.#forgets;
     const stored = await this.#options.control.get<InstallValue>('install', tenant, install);
     if (stored === null) return null;
     const state: InstallState = {
@@ -120,6 +146,8 @@ export class TokenStanding {
       deleted: stored.value.deleted,
       at: now,
     };
+    // A change made here since the read began may not be in it: answer it, keep it not.
+    if (forgets !== this.#forgets) return state;
     if (this.#installs.size >= REMEMBERED) this.#installs.clear();
     this.#installs.set(install, state);
     return state;
