@@ -137,6 +137,7 @@ export const configSchema = z.object({
   SHUTDOWN_GRACE_MS: optional(positiveInt).default(10_000),
   LEASE_MS: optional(positiveInt).default(10_000),
   TURN_SWEEP_MS: optional(positiveInt).default(1_000),
+  TURN_LINGER_MS: optional(positiveInt).default(10_000),
   SESSION_IDLE_ARCHIVE: optional(span).default(7 * 86_400_000),
   EGRESS_ALLOW: optional(cidrList),
 });
@@ -179,6 +180,8 @@ export interface Config {
   readonly leaseMs: number;
   /** How often each process looks for sessions whose turn work is due (ms). */
   readonly turnSweepMs: number;
+  /** How long a turn driver stays, lease held, after its last work (ms). */
+  readonly turnLingerMs: number;
   /** Row 61: a live session idle this long is archived (ms). */
   readonly sessionIdleArchiveMs: number;
   /**
@@ -237,6 +240,7 @@ export function parseConfig(
     shutdownGraceMs: c.SHUTDOWN_GRACE_MS,
     leaseMs: c.LEASE_MS,
     turnSweepMs: c.TURN_SWEEP_MS,
+    turnLingerMs: c.TURN_LINGER_MS,
     sessionIdleArchiveMs: c.SESSION_IDLE_ARCHIVE,
     egressAllow: c.EGRESS_ALLOW ?? parseAllowList(''),
   };

@@ -63,6 +63,7 @@ async function main(): Promise<void> {
     turns: {
       leaseMs: config.leaseMs,
       sweepMs: config.turnSweepMs,
+      lingerMs: config.turnLingerMs,
       idleArchiveMs: config.sessionIdleArchiveMs,
     },
     tokens: new TokenService(keys.signing, config.baseUrl, systemClock),

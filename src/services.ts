@@ -48,10 +48,14 @@ export interface ServicesDeps {
   /** Leases and due times of the turn runtime, and usage checkpoints. */
   readonly workStore: WorkStore;
   readonly logger: FastifyBaseLogger;
-  /** How turns are driven: `LEASE_MS`, `TURN_SWEEP_MS`, `SESSION_IDLE_ARCHIVE` (ms). */
+  /**
+   * How turns are driven: `LEASE_MS`, `TURN_SWEEP_MS`, `TURN_LINGER_MS` (the runtime's
+   * default when absent), `SESSION_IDLE_ARCHIVE` (ms).
+   */
   readonly turns: {
     readonly leaseMs: number;
     readonly sweepMs: number;
+    readonly lingerMs?: number;
     readonly idleArchiveMs: number;
   };
   /** Providers by the `provider` of an inference option; the simulated one by default. */

@@ -17,6 +17,9 @@ describe('configuration', () => {
       appdocRateLimitPerMinute: 10,
       appdocBodyLimit: 256 * 1024,
       proposalRetentionMs: 86_400_000,
+      leaseMs: 10_000,
+      turnSweepMs: 1_000,
+      turnLingerMs: 10_000,
     });
   });
 

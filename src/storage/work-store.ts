@@ -37,6 +37,12 @@ export interface WorkStore {
    * already held by `holder`.
    */
   acquireLease(name: string, holder: string, now: number, ms: number): Promise<boolean>;
+  /**
+   * Renews, until `now + ms`, each of the leases `names` that `holder` still holds (as
+   * `acquireLease` would, in one step); answers the names it renewed. A lease another
+   * holder took is left alone and left out of the answer.
+   */
+  renewLeases(names: readonly string[], holder: string, now: number, ms: number): Promise<string[]>;
   /** Drops the lease when `holder` holds it; otherwise changes nothing. */
   releaseLease(name: string, holder: string): Promise<void>;
   /**

@@ -108,6 +108,22 @@ export function describeWorkStore(name: string, setup: () => Promise<WorkStoreFi
         expect(won.filter(Boolean)).toHaveLength(1);
       });
 
+      it('renews in one step the leases a holder still holds, and only those', async () => {
+        const [mine, lapsed, taken] = [id('lease'), id('lease'), id('lease')] as const;
+        expect(await store().acquireLease(mine, 'a', T, 100)).toBe(true);
+        expect(await store().acquireLease(lapsed, 'a', T, 100)).toBe(true);
+        expect(await store().acquireLease(taken, 'a', T, 100)).toBe(true);
+        // `taken` lapses and another holder takes it; `lapsed` lapses and nobody does.
+        expect(await store().acquireLease(taken, 'b', T + 100, 100)).toBe(true);
+        const renewed = await store().renewLeases([mine, lapsed, taken], 'a', T + 150, 100);
+        expect(renewed.sort()).toEqual([mine, lapsed].sort());
+        // Renewed until T + 250: nobody else takes them before.
+        expect(await store().acquireLease(mine, 'b', T + 249, 100)).toBe(false);
+        expect(await store().acquireLease(lapsed, 'b', T + 249, 100)).toBe(false);
+        expect(await store().acquireLease(taken, 'b', T + 249, 100)).toBe(true);
+        expect(await store().renewLeases([], 'a', T, 100)).toEqual([]);
+      });
+
       it('releases a lease only for its holder', async () => {
         const lease = id('lease');
         expect(await store().acquireLease(lease, 'a', T, 1000)).toBe(true);

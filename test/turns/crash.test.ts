@@ -57,6 +57,8 @@ async function start(env: Record<string, string>): Promise<ServiceProcess> {
     BASE_URL: 'http://turns.example',
     LEASE_MS: String(LEASE_MS),
     TURN_SWEEP_MS: '200',
+    // Drivers leave (and save their state) soon after their last work.
+    TURN_LINGER_MS: '500',
     ...env,
   });
   running.push(service);

@@ -31,6 +31,22 @@ export class SqlWorkStore implements WorkStore {
     return rows.length > 0;
   }
 
+  async renewLeases(
+    names: readonly string[],
+    holder: string,
+    now: number,
+    ms: number,
+  ): Promise<string[]> {
+    if (names.length === 0) return [];
+    const rows = await this.#driver.query(
+      `UPDATE leases SET expires = ?
+       WHERE holder = ? AND name IN (${names.map(() => '?').join(', ')})
+       RETURNING name`,
+      [now + ms, holder, ...names],
+    );
+    return rows.map((row) => text(row, 'name'));
+  }
+
   async releaseLease(name: string, holder: string): Promise<void> {
     await this.#driver.query('DELETE FROM leases WHERE name = ? AND holder = ?', [name, holder]);
   }
