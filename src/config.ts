@@ -137,7 +137,7 @@ export const configSchema = z.object({
   SHUTDOWN_GRACE_MS: optional(positiveInt).default(10_000),
   LEASE_MS: optional(positiveInt).default(10_000),
   TURN_SWEEP_MS: optional(positiveInt).default(1_000),
-  TURN_LINGER_MS: optional(positiveInt).default(10_000),
+  TURN_LINGER_MS: optional(positiveInt).default(2_000),
   SESSION_IDLE_ARCHIVE: optional(span).default(7 * 86_400_000),
   EGRESS_ALLOW: optional(cidrList),
 });

@@ -19,7 +19,7 @@ describe('configuration', () => {
       proposalRetentionMs: 86_400_000,
       leaseMs: 10_000,
       turnSweepMs: 1_000,
-      turnLingerMs: 10_000,
+      turnLingerMs: 2_000,
     });
   });
 
