@@ -193,6 +193,7 @@ async function throughputRow(
     async () => {
       const tails = await sessionsWithTails(deployment, client, load);
       const cpuBefore = await cpuSeconds(deployment.pid);
+      const usersCpuBefore = process.cpuUsage();
       let turns: TurnThroughput | Error;
       try {
         turns = await closedLoopTurns(client, tails, LOOP_SECONDS);
@@ -203,6 +204,9 @@ async function throughputRow(
       }
       // Over the whole run, warm-up and drain included: CPU per record the tails saw.
       const serviceCpu = (await cpuSeconds(deployment.pid)) - cpuBefore;
+      // This process: the writers and tails of the users, on the same two cores.
+      const usersUsed = process.cpuUsage(usersCpuBefore);
+      const usersCpu = (usersUsed.user + usersUsed.system) / 1e6;
       const serviceRecords = tails.reduce((sum, tail) => sum + tail.records, 0);
       deployment.check();
       // The baseline runs even after a failure, so the error reads beside what it reached.
@@ -229,6 +233,7 @@ async function throughputRow(
           `send -> turn.ended p50 ${ms(quantile(turns.turnMs, 0.5))}, ` +
           `p99 ${ms(quantile(turns.turnMs, 0.99))}, max ${ms(quantile(turns.turnMs, 1))} ms; ` +
           `CPU ms/rec service ${cpuPerRecord(serviceCpu, serviceRecords)}, ` +
+          `users ${cpuPerRecord(usersCpu, serviceRecords)}, ` +
           `bare ${cpuPerRecord(bareCpu, plain.records)}`,
       ];
     },
