@@ -15,6 +15,19 @@ import type { StoredRecord } from '../storage/log-store.ts';
 
 type Body = Record<string, unknown>;
 
+/** Kinds a client lands that give a session's driver work: the append marks it due. */
+const DRIVING_KINDS: ReadonlySet<string> = new Set([
+  'message.submitted',
+  'turn.cancel',
+  'invoke.completed',
+]);
+
+/** Whether a batch of these kinds gives the session's driver work (`TurnRuntime.mark`). */
+export function drivesTurns(kinds: Iterable<{ readonly name: string }>): boolean {
+  for (const kind of kinds) if (DRIVING_KINDS.has(kind.name)) return true;
+  return false;
+}
+
 const num = (value: unknown): number | null => (typeof value === 'number' ? value : null);
 const str = (value: unknown): string | null => (typeof value === 'string' ? value : null);
 

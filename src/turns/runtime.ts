@@ -23,7 +23,7 @@ import { randomUUID } from 'node:crypto';
 import type { FastifyBaseLogger } from 'fastify';
 import type { Clock } from '../clock.ts';
 import type { InferenceProvider } from '../inference/provider.ts';
-import type { InferenceValue, SessionValue } from '../resources/types.ts';
+import type { SessionValue } from '../resources/types.ts';
 import type { SessionDirectory } from '../sessions/directory.ts';
 import { tenantSealKey } from '../sessions/sealing.ts';
 import type { ControlStore } from '../storage/control-store.ts';
@@ -65,19 +65,6 @@ export interface TurnRuntimeOptions {
   signGate(claims: GateClaims): Promise<string>;
   /** Calls a tenant's extra tool over MCP (row 89). */
   callTool(request: ToolCallRequest): Promise<ToolCallOutcome>;
-}
-
-/** Kinds a client lands that give a session's driver work: the append marks it due. */
-const DRIVING_KINDS: ReadonlySet<string> = new Set([
-  'message.submitted',
-  'turn.cancel',
-  'invoke.completed',
-]);
-
-/** Whether a batch of these kinds gives the session's driver work (see `mark`). */
-export function drivesTurns(kinds: Iterable<{ readonly name: string }>): boolean {
-  for (const kind of kinds) if (DRIVING_KINDS.has(kind.name)) return true;
-  return false;
 }
 
 /** Sessions the sweep takes per pass. */
@@ -282,42 +269,28 @@ export class TurnRuntime {
   }
 
   async #run(session: string, wakes: WakeCounter, signal: AbortSignal): Promise<number | null> {
-    const { directory, control } = this.#options;
+    const { directory, clock, logger } = this.#options;
     const row = await directory.get(session);
     const state = await this.#states.get(session);
     // A session the directory forgot (its install was deleted) has nothing left to drive.
     if (row === null || state === null) return this.#park(session, null);
-    const pinned = await this.#configs.pinned(row.value);
-    const optionName = pinned?.tenant.inference;
-    const option =
-      optionName === undefined
-        ? null
-        : await control.get<InferenceValue>('inference', row.value.tenant, optionName);
-    const provider = option === null ? undefined : this.#options.providers[option.value.provider];
-    if (option === null || provider === undefined) {
+    await state.catchUp(this.#options.log);
+    const ready = await this.#configs.forDriver(row.value, state);
+    if (ready === 'no_option') {
       // The option was deleted or names a provider this build lacks: look again later
       // (PUT /inferences: installs follow a replaced option) rather than at every sweep.
-      this.#options.logger.warn(
-        { session, inference: optionName ?? null },
-        'the session has no usable inference option; retrying in a minute',
-      );
-      return this.#park(session, this.#options.clock.now() + UNUSABLE_RETRY_MS);
+      logger.warn({ session }, 'the session has no usable inference option; retrying in a minute');
+      return this.#park(session, clock.now() + UNUSABLE_RETRY_MS);
     }
-    await state.catchUp(this.#options.log);
-    const tenantKey = tenantSealKey(this.#options.sealKey, row.value.tenant);
-    const authorizer =
-      pinned === null
-        ? null
-        : await this.#configs.authorizer(row.value, pinned, state.context.executor);
-    if (authorizer === null) {
-      this.#options.logger.warn({ session }, 'the session has no pinned configuration');
+    if (ready === 'no_configuration') {
+      logger.warn({ session }, 'the session has no pinned configuration');
       return this.#park(session, null);
     }
     const driver = new SessionDriver(
       {
         log: this.#options.log,
         work: this.#options.work,
-        clock: this.#options.clock,
+        clock,
         idleArchiveMs: this.#options.idleArchiveMs,
         lingerMs: this.#options.lingerMs ?? DEFAULT_LINGER_MS,
         wakes,
@@ -325,14 +298,7 @@ export class TurnRuntime {
         signGate: (claims) => this.#options.signGate(claims),
         callTool: (request) => this.#options.callTool(request),
       },
-      {
-        state,
-        tenant: row.value.tenant,
-        tenantKey,
-        option: option.value,
-        provider,
-        authorizer,
-      },
+      ready,
       signal,
     );
     this.#running.set(session, driver);

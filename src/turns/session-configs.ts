@@ -1,14 +1,19 @@
 /**
- * What a driver needs of a session's configuration, kept across driver runs in one
+ * What a driver needs of a session's configuration (`forDriver`): its inference option
+ * and provider, its tenant's sealing key, and what is kept across driver runs in one
  * process: the pinned document (§3.5, immutable under its hash, so kept once read) and
  * the authorizer built from it (its schemas compile once, not once per turn), reused for
  * a minute, after which the connections' catalogs it reads are looked at again.
  */
 import type { Clock } from '../clock.ts';
+import type { InferenceProvider } from '../inference/provider.ts';
 import type { Authorizer } from '../policy/authorizer.ts';
-import type { SessionConfigValue, SessionValue } from '../resources/types.ts';
+import type { InferenceValue, SessionConfigValue, SessionValue } from '../resources/types.ts';
 import type { SessionDirectory } from '../sessions/directory.ts';
+import { tenantSealKey } from '../sessions/sealing.ts';
 import type { ControlStore } from '../storage/control-store.ts';
+import type { DriverSession } from './driver.ts';
+import type { SessionState } from './session-state.ts';
 import { sessionAuthorizer } from './tools.ts';
 
 /** How long an authorizer is reused before the catalogs it reads are looked at again. */
@@ -16,12 +21,18 @@ const AUTHORIZER_TTL_MS = 60_000;
 /** Configurations kept; past this the memory starts afresh. */
 const REMEMBERED = 1000;
 
+export interface SessionConfigsDeps {
+  readonly control: ControlStore;
+  readonly directory: SessionDirectory;
+  readonly clock: Clock;
+  /** Providers by the `provider` of an inference option (2.13). */
+  readonly providers: Readonly<Record<string, InferenceProvider>>;
+  /** The root key the tenants' sealing keys derive from. */
+  readonly sealKey: Buffer;
+}
+
 export class SessionConfigs {
-  readonly #deps: {
-    readonly control: ControlStore;
-    readonly directory: SessionDirectory;
-    readonly clock: Clock;
-  };
+  readonly #deps: SessionConfigsDeps;
   /** Pinned documents by tenant and configuration hash. */
   readonly #documents = new Map<string, SessionConfigValue>();
   /** Authorizers by tenant, configuration and executor, with when they were built. */
@@ -30,12 +41,36 @@ export class SessionConfigs {
     { readonly authorizer: Authorizer; readonly at: number }
   >();
 
-  constructor(deps: {
-    readonly control: ControlStore;
-    readonly directory: SessionDirectory;
-    readonly clock: Clock;
-  }) {
+  constructor(deps: SessionConfigsDeps) {
     this.#deps = deps;
+  }
+
+  /**
+   * What a driver of `session` works with, `state` caught up (its executor picks the
+   * authorizer); or why it cannot work now: no usable inference option (deleted, or a
+   * provider this build lacks), or no pinned configuration.
+   */
+  async forDriver(
+    session: SessionValue,
+    state: SessionState,
+  ): Promise<DriverSession | 'no_option' | 'no_configuration'> {
+    const pinned = await this.pinned(session);
+    const optionName = pinned?.tenant.inference;
+    const option =
+      optionName === undefined
+        ? null
+        : await this.#deps.control.get<InferenceValue>('inference', session.tenant, optionName);
+    const provider = option === null ? undefined : this.#deps.providers[option.value.provider];
+    if (option === null || provider === undefined) return 'no_option';
+    if (pinned === null) return 'no_configuration';
+    return {
+      state,
+      tenant: session.tenant,
+      tenantKey: tenantSealKey(this.#deps.sealKey, session.tenant),
+      option: option.value,
+      provider,
+      authorizer: await this.authorizer(session, pinned, state.context.executor),
+    };
   }
 
   /** The session's pinned document, or null when it is gone. */

@@ -23,7 +23,7 @@ import { FilterRefusedProblem, Problem } from '../../schemas/problem.ts';
 import { envelopesJson } from '../../schemas/envelope-json.ts';
 import { AppendAnswer, AppendBody } from '../../schemas/records.ts';
 import { admitRecords, checkBatchSize, landRecords } from '../../sessions/intake.ts';
-import { drivesTurns } from '../../turns/runtime.ts';
+import { drivesTurns } from '../../turns/events.ts';
 import { completionOf } from './completion.ts';
 import { BODY_PROBLEMS, problemResponses } from '../openapi-responses.ts';
 import { PROBLEM_MEDIA_TYPE } from '../problem.ts';
