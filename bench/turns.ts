@@ -53,7 +53,10 @@
  *
  * REDIS_URL and DATABASE_URL pick the servers (defaults: local Redis, the local `test`
  * database). BENCH_PARTS picks parts (comma-separated): throughput (or throughput-100,
- * throughput-1000), latency, memory, replay; all by default.
+ * throughput-1000), latency, memory, replay; all by default. BENCH_SERVER_NODE_OPTIONS
+ * adds Node options to the service process only (for example `--cpu-prof
+ * --cpu-prof-dir=.tmp/prof`); the service always runs with `server-probe.ts` preloaded,
+ * whose event-loop and GC figures the latency rows print.
  */
 import { fork, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
