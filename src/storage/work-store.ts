@@ -51,6 +51,11 @@ export interface WorkStore {
    * across `settleDue` removing the entry: a stamp is never reused for a session.
    */
   markDue(session: string, at: number): Promise<number>;
+  /**
+   * `markDue` for several sessions in one step: each is marked once (at the earliest of
+   * its times when it comes more than once), and its stamp grows as a mark's would.
+   */
+  markDueMany(marks: readonly { readonly session: string; readonly at: number }[]): Promise<void>;
   /** The session's due entry, or null when none is set. */
   dueEntry(session: string): Promise<DueEntry | null>;
   /**

@@ -32,6 +32,7 @@ import { sessionLease, type WorkStore } from '../storage/work-store.ts';
 import type { GateClaims } from '../gate/gate.ts';
 import type { ToolCallOutcome, ToolCallRequest } from '../connections/tool-calls.ts';
 import { SessionDriver, WakeCounter } from './driver.ts';
+import { DueMarks } from './due-marks.ts';
 import { LeaseKeeper } from './lease-keeper.ts';
 import { SessionConfigs } from './session-configs.ts';
 import { PRODUCERS, serviceRecord, stepKey } from './records.ts';
@@ -94,6 +95,7 @@ export class TurnRuntime {
   readonly #configs: SessionConfigs;
   readonly #states: StateCache;
   readonly #leases: LeaseKeeper;
+  readonly #marks: DueMarks;
   readonly #closing = new AbortController();
   #timer: NodeJS.Timeout | undefined;
 
@@ -101,6 +103,7 @@ export class TurnRuntime {
     this.#options = options;
     this.#states = new StateCache((id) => this.#newState(id));
     this.#configs = new SessionConfigs(options);
+    this.#marks = new DueMarks(options.work);
     this.#leases = new LeaseKeeper(options.work, this.holder, options.clock, options.leaseMs);
   }
 
@@ -117,7 +120,7 @@ export class TurnRuntime {
    * never left without a driver if the process dies; `landed` follows once it landed.
    */
   async mark(session: string): Promise<void> {
-    await this.#options.work.markDue(session, this.#options.clock.now());
+    await this.#marks.mark(session, this.#options.clock.now());
   }
 
   /**

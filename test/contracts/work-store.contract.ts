@@ -219,6 +219,25 @@ export function describeWorkStore(name: string, setup: () => Promise<WorkStoreFi
         expect(won.filter(Boolean)).toHaveLength(1);
       });
 
+      it('marks several sessions in one step, each once, at its earliest time', async () => {
+        const [a, b] = [id('many'), id('many')] as const;
+        const stampA = await store().markDue(a, T + 500);
+        await store().markDueMany([
+          { session: a, at: T + 300 },
+          { session: b, at: T + 200 },
+          { session: b, at: T + 100 },
+          { session: a, at: T + 400 },
+        ]);
+        expect(await store().dueEntry(a)).toEqual({ at: T + 300, stamp: stampA + 1 });
+        expect(await store().dueEntry(b)).toEqual({ at: T + 100, stamp: 1 });
+        // A later time keeps the earlier one; the stamp still grows.
+        await store().markDueMany([{ session: b, at: T + 900 }]);
+        expect(await store().dueEntry(b)).toEqual({ at: T + 100, stamp: 2 });
+        await store().markDueMany([]);
+        await store().settleDue(a, stampA + 1, null);
+        await store().settleDue(b, 2, null);
+      });
+
       it('lists due sessions earliest first, up to the limit and not after now', async () => {
         // Times below every other test's T, so their entries never show here.
         const base = 1000;

@@ -64,6 +64,24 @@ export class SqlWorkStore implements WorkStore {
     return int(row, 'stamp');
   }
 
+  async markDueMany(
+    marks: readonly { readonly session: string; readonly at: number }[],
+  ): Promise<void> {
+    // One row per session: an upsert may not touch a row twice.
+    const earliest = new Map<string, number>();
+    for (const { session, at } of marks) {
+      earliest.set(session, Math.min(at, earliest.get(session) ?? at));
+    }
+    if (earliest.size === 0) return;
+    await this.#driver.query(
+      `INSERT INTO due (session, at, stamp) VALUES ${[...earliest].map(() => '(?, ?, 1)').join(', ')}
+       ON CONFLICT (session) DO UPDATE SET
+         at = CASE WHEN due.at IS NULL OR excluded.at < due.at THEN excluded.at ELSE due.at END,
+         stamp = due.stamp + 1`,
+      [...earliest].flat(),
+    );
+  }
+
   async dueEntry(session: string): Promise<DueEntry | null> {
     const [row] = await this.#driver.query(
       'SELECT at, stamp FROM due WHERE session = ? AND at IS NOT NULL',
