@@ -8,9 +8,15 @@ import { randomBytes, randomUUID } from 'node:crypto';
 import { fileURLToPath } from 'node:url';
 import type { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { LogStore, PendingRecord, StoredRecord } from '../../../src/storage/log-store.ts';
+import type { LogStore, StoredRecord } from '../../../src/storage/log-store.ts';
 import { keySlot, sessionKeys } from '../../../src/storage/redis/keys.ts';
-import { eventually, follow, range } from '../../contracts/log-store-fixture.ts';
+import {
+  cursorsOf,
+  eventually,
+  follow,
+  pendingRecord,
+  range,
+} from '../../contracts/log-store-fixture.ts';
 import { clusterFixture, type ClusterFixture } from './cluster-fixture.ts';
 import { moveSlot } from './cluster-slots.ts';
 
@@ -24,16 +30,6 @@ afterAll(async () => {
   await fixture.cleanup();
 });
 
-const record = (text: string): PendingRecord => ({
-  kind: { name: 'message.submitted', version: 1 },
-  producer: 'principal:alice',
-  to: null,
-  idem: null,
-  body: JSON.stringify({ text }),
-});
-
-const cursors = (records: readonly StoredRecord[]) => records.map((r) => r.envelope.cursor);
-
 /**
  * Appends batches of 1 to 3 records under idempotency keys until stopped. `landed` counts
  * the records acknowledged so far and throws what stopped the appends, if anything did.
@@ -44,7 +40,7 @@ function appendUntilStopped(store: LogStore, stream: string) {
   let failure: Error | undefined;
   const done = (async () => {
     for (let i = 0; !stopped.signal.aborted; i++) {
-      const records = Array.from({ length: 1 + (i % 3) }, (_, j) => record(`${i}.${j}`));
+      const records = Array.from({ length: 1 + (i % 3) }, (_, j) => pendingRecord(`${i}.${j}`));
       // Keyed batches keep all three keys in place: the script then runs on whichever
       // master holds them while the slot migrates, instead of waiting for it to end.
       const result = await store.append({ stream, records, key: `b${i}`, fingerprint: `f${i}` });
@@ -110,7 +106,7 @@ describe('redis cluster tails following their sessions', () => {
     const head = (await reader.head(stream))?.head ?? 0;
     await eventually(5000, () => tail.seen.length >= head, 'the tail');
     await tail.stop();
-    expect(cursors(tail.seen)).toEqual(range(1, head));
+    expect(cursorsOf(tail.seen)).toEqual(range(1, head));
     for (const [cursor, body] of acknowledged) expect(tail.seen[cursor - 1]?.body).toBe(body);
   });
 
@@ -146,13 +142,13 @@ describe('redis cluster tails following their sessions', () => {
       await appends.stop();
     }
     appends.landed();
-    const final = await writer.archive(stream, record('end'));
+    const final = await writer.archive(stream, pendingRecord('end'));
     const head = final.envelope.cursor;
     const [earlySeen, lateSeen] = await Promise.all([early.ended, late?.ended]);
     expect(landedMeanwhile).toBeGreaterThanOrEqual(10);
     const bodies = [...appends.acknowledged, final].map((r) => r.body);
     for (const seen of [earlySeen, lateSeen]) {
-      expect(cursors(seen ?? [])).toEqual(range(1, head));
+      expect(cursorsOf(seen ?? [])).toEqual(range(1, head));
       expect((seen ?? []).map((r) => r.body)).toEqual(bodies);
     }
   });

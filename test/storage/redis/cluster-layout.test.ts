@@ -9,10 +9,10 @@ import fc from 'fast-check';
 import type { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Unavailable } from '../../../src/errors.ts';
-import type { LogStore, PendingRecord } from '../../../src/storage/log-store.ts';
+import type { LogStore } from '../../../src/storage/log-store.ts';
 import { keySlot, sessionKeys } from '../../../src/storage/redis/keys.ts';
 import { openRedisLogStore } from '../../../src/storage/redis/store.ts';
-import { collect, within } from '../../contracts/log-store-fixture.ts';
+import { collect, pendingRecord, within } from '../../contracts/log-store-fixture.ts';
 import { clusterFixture, type ClusterFixture } from './cluster-fixture.ts';
 import { owner as ownerOf } from './cluster-slots.ts';
 
@@ -24,16 +24,8 @@ afterAll(async () => {
   await fixture.cleanup();
 });
 
-const record = (text: string): PendingRecord => ({
-  kind: { name: 'message.submitted', version: 1 },
-  producer: 'principal:alice',
-  to: null,
-  idem: null,
-  body: JSON.stringify({ text }),
-});
-
 const append = (store: LogStore, stream: string, text: string) =>
-  store.append({ stream, records: [record(text)], key: null, fingerprint: '' });
+  store.append({ stream, records: [pendingRecord(text)], key: null, fingerprint: '' });
 
 const owner = (slot: number) => ownerOf(fixture.admin, slot);
 
@@ -51,8 +43,8 @@ describe('redis cluster log store layout', () => {
   it("keeps a session's keys and wake channel in one slot, on the master owning it", async () => {
     const store = await fixture.open();
     const stream = `s-${randomUUID()}`;
-    await store.append({ stream, records: [record('a')], key: 'k', fingerprint: 'f' });
-    await store.archive(stream, record('end'));
+    await store.append({ stream, records: [pendingRecord('a')], key: 'k', fingerprint: 'f' });
+    await store.archive(stream, pendingRecord('end'));
     const keys = sessionKeys(fixture.prefix, stream);
     const found = (await fixture.keys()).filter((key) => key.includes(stream)).sort();
     expect(found).toEqual([keys.keys, keys.log, keys.meta]);

@@ -6,7 +6,7 @@ import { spawn } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { PendingRecord, StoredRecord } from '../../../src/storage/log-store.ts';
+import { pendingRecord, cursorsOf } from '../../contracts/log-store-fixture.ts';
 import { TEST_REDIS_URL } from '../../support/services.ts';
 import { redisFixture, type RedisFixture } from './redis-fixture.ts';
 
@@ -20,16 +20,6 @@ afterAll(async () => {
   await fixture.cleanup();
 });
 
-const record = (text: string): PendingRecord => ({
-  kind: { name: 'message.submitted', version: 1 },
-  producer: 'principal:alice',
-  to: null,
-  idem: null,
-  body: JSON.stringify({ text }),
-});
-
-const cursors = (records: readonly StoredRecord[]) => records.map((r) => r.envelope.cursor);
-
 describe('redis log store under concurrent and failing writers', () => {
   it('gives every cursor 1..N once when two instances append to one session at once', async () => {
     const [one, two] = [await fixture.open(), await fixture.open()];
@@ -39,7 +29,9 @@ describe('redis log store under concurrent and failing writers', () => {
         Array.from({ length: 150 }, (_, i) =>
           store.append({
             stream,
-            records: Array.from({ length: 1 + (i % 4) }, (_, j) => record(`${tag}${i}.${j}`)),
+            records: Array.from({ length: 1 + (i % 4) }, (_, j) =>
+              pendingRecord(`${tag}${i}.${j}`),
+            ),
             key: null,
             fingerprint: '',
           }),
@@ -49,13 +41,13 @@ describe('redis log store under concurrent and failing writers', () => {
     const acknowledged = results.flatMap((result) => result.records);
     const total = 2 * Array.from({ length: 150 }, (_, i) => 1 + (i % 4)).reduce((a, b) => a + b);
     expect(acknowledged).toHaveLength(total);
-    expect(cursors(acknowledged).sort((a, b) => a - b)).toEqual(
+    expect(cursorsOf(acknowledged).sort((a, b) => a - b)).toEqual(
       Array.from({ length: total }, (_, i) => i + 1),
     );
     // Each batch holds consecutive cursors: batches never interleave.
     for (const result of results) {
       const first = result.records[0]?.envelope.cursor ?? 0;
-      expect(cursors(result.records)).toEqual(result.records.map((_, i) => first + i));
+      expect(cursorsOf(result.records)).toEqual(result.records.map((_, i) => first + i));
     }
     const stored = await two.read(stream, { from: 1 });
     const byCursor = new Map(acknowledged.map((r) => [r.envelope.cursor, r]));
@@ -103,16 +95,16 @@ describe('redis log store under concurrent and failing writers', () => {
     const store = await fixture.open();
     const head = (await store.head(stream))?.head ?? 0;
     const stored = await store.read(stream, { from: 1 });
-    expect(cursors(stored)).toEqual(Array.from({ length: head }, (_, i) => i + 1));
+    expect(cursorsOf(stored)).toEqual(Array.from({ length: head }, (_, i) => i + 1));
     expect(head).toBeGreaterThanOrEqual(Math.max(...acknowledged.keys()));
     for (const [cursor, body] of acknowledged) expect(stored[cursor - 1]?.body).toBe(body);
     // The store goes on from where the killed writer stopped.
     const next = await store.append({
       stream,
-      records: [record('after')],
+      records: [pendingRecord('after')],
       key: null,
       fingerprint: '',
     });
-    expect(cursors(next.records)).toEqual([head + 1]);
+    expect(cursorsOf(next.records)).toEqual([head + 1]);
   });
 });

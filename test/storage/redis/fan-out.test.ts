@@ -5,8 +5,8 @@
  */
 import { randomBytes, randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { LogStore, PendingRecord, StoredRecord } from '../../../src/storage/log-store.ts';
-import { collect, within } from '../../contracts/log-store-fixture.ts';
+import type { LogStore, StoredRecord } from '../../../src/storage/log-store.ts';
+import { collect, pendingRecord, within } from '../../contracts/log-store-fixture.ts';
 import { redisFixture, type RedisFixture } from './redis-fixture.ts';
 
 let fixture: RedisFixture;
@@ -17,18 +17,10 @@ afterAll(async () => {
   await fixture.cleanup();
 });
 
-const record = (text: string): PendingRecord => ({
-  kind: { name: 'message.submitted', version: 1 },
-  producer: 'principal:alice',
-  to: null,
-  idem: null,
-  body: JSON.stringify({ text }),
-});
-
 const append = (store: LogStore, stream: string, count: number) =>
   store.append({
     stream,
-    records: Array.from({ length: count }, (_, i) => record(`r${i}`)),
+    records: Array.from({ length: count }, (_, i) => pendingRecord(`r${i}`)),
     key: null,
     fingerprint: '',
   });
