@@ -5,8 +5,8 @@
  * is kept owner-only. The service runs as `npm start` does, and is reached over HTTP.
  */
 import { spawn } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
 import { mkdtemp, readFile, rm, stat } from 'node:fs/promises';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { DatabaseSync } from 'node:sqlite';
@@ -14,25 +14,14 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { parseSecretsKeys } from '../../src/auth/secrets-keys.ts';
 import { keyId } from '../../src/storage/secret-box.ts';
 import { openSqliteControlStore, SQLITE_FILE } from '../../src/storage/sql/open.ts';
+import { startService } from '../support/service-process.ts';
 
 const ROOT = path.resolve(import.meta.dirname, '../..');
+const OPERATOR_TOKEN = randomBytes(32).toString('base64url');
 const dirs: string[] = [];
 afterAll(async () => {
   await Promise.all(dirs.map((dir) => rm(dir, { recursive: true, force: true })));
 });
-
-async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const address = server.address();
-      server.close(() => {
-        resolve(typeof address === 'object' && address !== null ? address.port : 0);
-      });
-    });
-  });
-}
 
 /** Runs a script of the project with `env`; answers its exit code and output. */
 function run(script: string, env: Record<string, string>) {
@@ -53,20 +42,9 @@ function run(script: string, env: Record<string, string>) {
 
 /** Starts the service on `dataDir`; answers a caller of its API and a way to stop it. */
 async function service(dataDir: string) {
-  const port = await freePort();
-  const base = `http://127.0.0.1:${port}`;
-  const running = run('src/main.ts', { PORT: String(port), DATA_DIR: dataDir });
-  for (let tries = 0; ; tries += 1) {
-    const up = await fetch(`${base}/health`).then(
-      (r) => r.status === 200,
-      () => false,
-    );
-    if (up) break;
-    if (tries > 150) throw new Error(`the service did not start: ${running.output()}`);
-    await new Promise((resolve) => setTimeout(resolve, 100));
-  }
+  const running = await startService({ DATA_DIR: dataDir, OPERATOR_TOKEN });
   const call = async (method: string, url: string, token: string, body?: unknown) => {
-    const response = await fetch(`${base}${url}`, {
+    const response = await fetch(`${running.url}${url}`, {
       method,
       headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
       ...(body === undefined ? {} : { body: JSON.stringify(body) }),
@@ -74,10 +52,10 @@ async function service(dataDir: string) {
     return { status: response.status, body: (await response.json()) as Record<string, unknown> };
   };
   const stop = async () => {
-    running.child.kill('SIGTERM');
+    await running.stop();
     expect(await running.exit).toBe(0);
   };
-  return { call, stop, output: running.output };
+  return { call, stop };
 }
 
 describe('npm run secrets:rotate on a data folder', () => {
@@ -85,12 +63,10 @@ describe('npm run secrets:rotate on a data folder', () => {
     const dataDir = await mkdtemp(path.join(tmpdir(), 'rotate-'));
     dirs.push(dataDir);
     const first = await service(dataDir);
-    const operator =
-      /Operator token \(shown once, keep it safe\): (op_\S+)/.exec(first.output())?.[1] ?? '';
     const signIn = async (svc: typeof first) =>
       String(
-        (await svc.call('POST', '/console/token', operator, { user: 'ada', tenant: 'acme' })).body
-          .token,
+        (await svc.call('POST', '/console/token', OPERATOR_TOKEN, { user: 'ada', tenant: 'acme' }))
+          .body.token,
       );
     let token = await signIn(first);
     expect((await first.call('PUT', '/console/tenant', token, { name: 'Acme' })).status).toBe(201);
