@@ -12,6 +12,11 @@ import { SESSION_LEASE_PREFIX, type DueEntry, type WorkStore } from '../work-sto
 import { int, text, type SqlDriver } from './driver.ts';
 import { addUsageIn } from './usage.ts';
 
+/** What a mark does to a session's existing entry: keep the earlier time, a new stamp. */
+const MARK_CONFLICT = `ON CONFLICT (session) DO UPDATE SET
+  at = CASE WHEN due.at IS NULL OR excluded.at < due.at THEN excluded.at ELSE due.at END,
+  stamp = due.stamp + 1`;
+
 export class SqlWorkStore implements WorkStore {
   readonly #driver: SqlDriver;
 
@@ -53,11 +58,7 @@ export class SqlWorkStore implements WorkStore {
 
   async markDue(session: string, at: number): Promise<number> {
     const [row] = await this.#driver.query(
-      `INSERT INTO due (session, at, stamp) VALUES (?, ?, 1)
-       ON CONFLICT (session) DO UPDATE SET
-         at = CASE WHEN due.at IS NULL OR excluded.at < due.at THEN excluded.at ELSE due.at END,
-         stamp = due.stamp + 1
-       RETURNING stamp`,
+      `INSERT INTO due (session, at, stamp) VALUES (?, ?, 1) ${MARK_CONFLICT} RETURNING stamp`,
       [session, at],
     );
     if (row === undefined) throw new Error(`the due entry of ${session} was not written`);
@@ -74,10 +75,8 @@ export class SqlWorkStore implements WorkStore {
     }
     if (earliest.size === 0) return;
     await this.#driver.query(
-      `INSERT INTO due (session, at, stamp) VALUES ${[...earliest].map(() => '(?, ?, 1)').join(', ')}
-       ON CONFLICT (session) DO UPDATE SET
-         at = CASE WHEN due.at IS NULL OR excluded.at < due.at THEN excluded.at ELSE due.at END,
-         stamp = due.stamp + 1`,
+      `INSERT INTO due (session, at, stamp)
+       VALUES ${[...earliest].map(() => '(?, ?, 1)').join(', ')} ${MARK_CONFLICT}`,
       [...earliest].flat(),
     );
   }
