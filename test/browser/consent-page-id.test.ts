@@ -4,7 +4,8 @@
  * (`..%2Finstalls%2F…%2Fkey`) would otherwise steer the page's calls, which carry the
  * owner's token, to another route. Headless Chromium records every request the page makes.
  */
-import { chromium, type Browser } from 'playwright-core';
+import type { Browser } from 'playwright-core';
+import { launchChromium } from '../support/chromium.ts';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { TestApp } from '../support/app.ts';
 import { flowApp, ownerWithOption, propose } from '../http/vendor/flow-client.ts';
@@ -16,10 +17,7 @@ let browser: Browser;
 beforeAll(async () => {
   ({ harness } = await flowApp());
   origin = await harness.app.listen({ port: 0, host: '127.0.0.1' });
-  browser = await chromium.launch({
-    executablePath: '/usr/bin/chromium',
-    args: ['--headless', '--no-sandbox', '--disable-gpu', '--no-first-run'],
-  });
+  browser = await launchChromium();
 }, 30_000);
 afterAll(async () => {
   await browser.close();

@@ -3,7 +3,8 @@
  * vendor asks for, fills the form, meets an inline error, fixes it and consents; the
  * vendor's poll then receives its receipt.
  */
-import { chromium, type Browser, type Page } from 'playwright-core';
+import type { Browser, Page } from 'playwright-core';
+import { launchChromium } from '../support/chromium.ts';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ManualClock } from '../../src/clock.ts';
 import type { TestApp } from '../support/app.ts';
@@ -29,19 +30,7 @@ beforeAll(async () => {
   ({ harness, clock } = await flowApp());
   origin = await harness.app.listen({ port: 0, host: '127.0.0.1' });
   server = await startToolServer();
-  browser = await chromium.launch({
-    executablePath: '/usr/bin/chromium',
-    args: [
-      '--headless',
-      '--no-sandbox',
-      '--disable-gpu',
-      '--disable-quic',
-      '--no-first-run',
-      '--disable-background-networking',
-      '--disable-component-update',
-      '--disable-sync',
-    ],
-  });
+  browser = await launchChromium();
 }, 30_000);
 afterAll(async () => {
   await browser.close();

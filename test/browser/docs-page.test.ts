@@ -4,7 +4,8 @@
  * page and records every request it makes and every policy violation it reports: the
  * honest check that nothing leaves this origin.
  */
-import { chromium, type Browser } from 'playwright-core';
+import type { Browser } from 'playwright-core';
+import { launchChromium } from '../support/chromium.ts';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestApp, type TestApp } from '../support/app.ts';
 
@@ -15,10 +16,7 @@ let browser: Browser;
 beforeAll(async () => {
   harness = await startTestApp();
   origin = await harness.app.listen({ port: 0, host: '127.0.0.1' });
-  browser = await chromium.launch({
-    executablePath: '/usr/bin/chromium',
-    args: ['--headless', '--no-sandbox', '--disable-gpu', '--no-first-run'],
-  });
+  browser = await launchChromium();
 }, 30_000);
 afterAll(async () => {
   await browser.close();

@@ -1,5 +1,6 @@
 import { Validator } from '@seriousme/openapi-schema-validator';
-import { chromium, type Browser } from 'playwright-core';
+import type { Browser } from 'playwright-core';
+import { launchChromium } from '../support/chromium.ts';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { REFERENCE_ROUTES } from '../../src/http/openapi.ts';
 import { startTestApp, type TestApp } from '../support/app.ts';
@@ -93,19 +94,7 @@ describe('the API reference page', () => {
 
   beforeAll(async () => {
     url = await harness.app.listen({ port: 0, host: '127.0.0.1' });
-    browser = await chromium.launch({
-      executablePath: '/usr/bin/chromium',
-      args: [
-        '--headless',
-        '--no-sandbox',
-        '--disable-gpu',
-        '--disable-quic',
-        '--no-first-run',
-        '--disable-background-networking',
-        '--disable-component-update',
-        '--disable-sync',
-      ],
-    });
+    browser = await launchChromium();
   });
   afterAll(async () => {
     await browser.close();
