@@ -6,13 +6,14 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ActorHost } from '../../src/actors/actor-host.ts';
 import { SESSION_ACTOR } from '../../src/actors/session.actor.ts';
+import type { InstallValue } from '../../src/resources/types.ts';
 import { systemEntropy } from '../../src/clock.ts';
 import { SessionDirectory } from '../../src/sessions/directory.ts';
 import { deriveSessionIdKey } from '../../src/sessions/ids.ts';
 import { SessionLifecycle } from '../../src/sessions/lifecycle.ts';
 import { SessionTokens } from '../../src/sessions/tokens.ts';
 import { startTestApp, type TestApp } from '../support/app.ts';
-import { createInstall, readInstall } from '../support/install.ts';
+import { flowOf } from '../support/flow.ts';
 
 let harness: TestApp;
 const hosts: ActorHost[] = [];
@@ -49,9 +50,21 @@ function lifecycle(): SessionLifecycle {
   });
 }
 
+/** An install made by consent, read back as the routes see it. */
+async function installed() {
+  const install = await flowOf(harness).install();
+  const stored = await harness.stores.control.get<InstallValue>(
+    'install',
+    install.tenant,
+    install.id,
+  );
+  if (stored === null) throw new Error(`install ${install.id} is not stored`);
+  return stored;
+}
+
 describe('the session lifecycle', () => {
   it('opens once: session.opened at cursor 1, the directory filed at its `at`', async () => {
-    const install = await readInstall(harness, await createInstall(harness));
+    const install = await installed();
     const answer = await lifecycle().open(install, 'ada', { rounds: 16 });
     const records = await harness.stores.log.read(answer.session, { from: 1 });
     expect(records.map((r) => r.envelope.kind.name)).toEqual(['session.opened']);
@@ -62,7 +75,7 @@ describe('the session lifecycle', () => {
   });
 
   it('archives from two hosts at once: one final record, both answered, state archived', async () => {
-    const install = await readInstall(harness, await createInstall(harness));
+    const install = await installed();
     const one = lifecycle();
     const two = lifecycle();
     const answer = await one.open(install, 'ada', { rounds: 16 });
@@ -85,7 +98,7 @@ describe('the session lifecycle', () => {
   });
 
   it('answers 404 for a session it never opened', async () => {
-    const install = await readInstall(harness, await createInstall(harness));
+    const install = await installed();
     const answer = await lifecycle().open(install, 'ada', { rounds: 16 });
     const session = await new SessionDirectory(harness.stores.control).get(answer.session);
     if (session === null) throw new Error('the session was not filed');

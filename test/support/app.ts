@@ -41,7 +41,19 @@ export interface TestAppOptions {
    * refuses them.
    */
   readonly egressAllow?: string;
+  /**
+   * Inference providers by name; the service's (the simulated one) when absent. `{}` is a
+   * build with none: options still validate, but no turn runs (see `LOG_ONLY`).
+   */
+  readonly providers?: AppDeps['providers'];
 }
+
+/**
+ * A service whose build has no inference provider: sessions are their logs alone, and a
+ * `message.submitted` starts no turn. For tests of the log itself (appends, cursors,
+ * tails), whose records a turn would interleave with.
+ */
+export const LOG_ONLY: TestAppOptions = { providers: {} };
 
 export interface TestApp {
   readonly app: FastifyInstance;
@@ -53,6 +65,8 @@ export interface TestApp {
   readonly logs: LogCapture;
   readonly dataDir: string;
   readonly bodyLimit: number;
+  /** What the app was started with. */
+  readonly options: TestAppOptions;
   /** Ends tails, closes the app and the stores, removes the data folder. */
   close(): Promise<void>;
 }
@@ -97,6 +111,7 @@ export async function startTestApp(options: TestAppOptions = {}): Promise<TestAp
     shutdown: shutdown.signal,
     sealKey: keys.secretsKey,
     egressAllow: parseAllowList(options.egressAllow ?? LOOPBACK_PEERS),
+    ...(options.providers === undefined ? {} : { providers: options.providers }),
   };
   const services = buildServices(deps);
   const app = await createApp(deps, services);
@@ -111,8 +126,46 @@ export async function startTestApp(options: TestAppOptions = {}): Promise<TestAp
     logs,
     dataDir,
     bodyLimit,
+    options,
     close: async () => {
       shutdown.abort();
+      await app.close();
+      await stores.close();
+      await rm(dataDir, { recursive: true, force: true });
+    },
+  };
+}
+
+/** A second instance of a test app's service: another process on the same stores. */
+export interface SecondInstance {
+  readonly app: FastifyInstance;
+  close(): Promise<void>;
+}
+
+/**
+ * Starts another instance of `first`'s service on the same stores, as a second process
+ * would run: its own store connections, actor host and caches; the same key material.
+ * SQLite is shared through `first`'s data folder.
+ */
+export async function startSecondInstance(first: TestApp): Promise<SecondInstance> {
+  const dataDir = await mkdtemp(path.join(tmpdir(), 'svc-b-'));
+  const stores = await openStores({
+    dataDir: first.options.databaseUrl === undefined ? first.dataDir : dataDir,
+    databaseUrl: first.options.databaseUrl,
+    redisUrl: first.options.redisUrl,
+    secretsKey: first.keys.secretsKey,
+    clock: first.deps.clock,
+  });
+  const app = await createApp({
+    ...first.deps,
+    logStore: stores.log,
+    controlStore: stores.control,
+    workStore: stores.work,
+  });
+  await app.ready();
+  return {
+    app,
+    close: async () => {
       await app.close();
       await stores.close();
       await rm(dataDir, { recursive: true, force: true });

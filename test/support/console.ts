@@ -1,50 +1,24 @@
 /**
  * Console sign-in for tests, the way an operator-run deployment does it (decisions rows
- * 73 and 74): the operator grant mints a console token for (user, tenant), and
- * `PUT /console/tenant` creates the tenant with that user as owner.
+ * 73 and 74), through the public flow (`flow.ts`): the operator grant mints a console
+ * token for (user, tenant), and `PUT /console/tenant` creates the tenant with that user as
+ * owner.
  */
-import { randomUUID } from 'node:crypto';
 import { expect } from 'vitest';
 import type { TestApp } from './app.ts';
+import { flowOf, type Owner } from './flow.ts';
 
-export interface ConsoleUser {
-  readonly user: string;
-  readonly tenant: string;
-  readonly token: string;
-  /** `{ authorization: 'Bearer …' }` for inject calls. */
-  readonly headers: { readonly authorization: string };
-}
+/** A console user's token on one tenant. */
+export type ConsoleUser = Owner;
 
 /** A console token for `user` on `tenant` through the operator grant. */
-export async function consoleToken(
-  harness: TestApp,
-  user: string,
-  tenant: string,
-): Promise<ConsoleUser> {
-  const operator = harness.keys.generatedOperatorToken;
-  if (operator === undefined) throw new Error('the test app did not generate an operator token');
-  const response = await harness.app.inject({
-    method: 'POST',
-    url: '/console/token',
-    headers: { authorization: `Bearer ${operator}` },
-    payload: { user, tenant },
-  });
-  expect(response.statusCode, response.body).toBe(200);
-  const { token } = response.json<{ token: string }>();
-  return { user, tenant, token, headers: { authorization: `Bearer ${token}` } };
+export function consoleToken(harness: TestApp, user: string, tenant: string): Promise<ConsoleUser> {
+  return flowOf(harness).signIn(user, tenant);
 }
 
 /** A fresh tenant owned by a fresh user, with that owner's console token. */
-export async function newOwner(harness: TestApp, name = 'Test tenant'): Promise<ConsoleUser> {
-  const owner = await consoleToken(harness, `u-${randomUUID()}`, `t-${randomUUID().slice(0, 8)}`);
-  const response = await harness.app.inject({
-    method: 'PUT',
-    url: '/console/tenant',
-    headers: owner.headers,
-    payload: { name },
-  });
-  expect(response.statusCode, response.body).toBe(201);
-  return owner;
+export function newOwner(harness: TestApp, name = 'Test tenant'): Promise<ConsoleUser> {
+  return flowOf(harness).owner(name);
 }
 
 /**

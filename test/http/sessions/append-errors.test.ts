@@ -7,7 +7,7 @@ import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { SessionTokens } from '../../../src/sessions/tokens.ts';
 import { startTestApp, type TestApp } from '../../support/app.ts';
-import { createInstall, type TestInstall } from '../../support/install.ts';
+import { flowOf, type TestInstall } from '../../support/flow.ts';
 import { message, SessionClient, type Opened } from './session-client.ts';
 
 let harness: TestApp;
@@ -18,7 +18,7 @@ beforeAll(async () => {
   // A 1 MiB request limit (row 87), so a record's own 256 KiB bound is what answers.
   harness = await startTestApp({ bodyLimit: 1024 * 1024 });
   client = await SessionClient.listen(harness);
-  install = await createInstall(harness);
+  install = await flowOf(harness).install();
 });
 afterAll(async () => {
   await harness.close();

@@ -4,16 +4,17 @@
  * two service instances sharing the stores, as two processes would (their own store
  * connections, actor hosts and caches; the same key material).
  */
-import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import path from 'node:path';
-import type { FastifyInstance } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createApp } from '../../../src/app.ts';
-import { openStores, type Stores } from '../../../src/storage/open.ts';
 import type { Envelope } from '../../../src/storage/log-store.ts';
-import { startTestApp, type TestApp, type TestAppOptions } from '../../support/app.ts';
-import { createInstall, type TestInstall } from '../../support/install.ts';
+import {
+  LOG_ONLY,
+  startSecondInstance,
+  startTestApp,
+  type SecondInstance,
+  type TestApp,
+  type TestAppOptions,
+} from '../../support/app.ts';
+import { flowOf, type TestInstall } from '../../support/flow.ts';
 import { TEST_DATABASE_URL, TEST_REDIS_URL } from '../../support/services.ts';
 import { message, SessionClient, type Opened } from './session-client.ts';
 
@@ -25,39 +26,20 @@ const backends: [string, TestAppOptions][] = [
 
 describe.each(backends)('sessions on %s', (_name, options) => {
   let first: TestApp;
-  let secondStores: Stores;
-  let secondApp: FastifyInstance;
-  let secondDir: string;
+  let second: SecondInstance;
   let a: SessionClient;
   let b: SessionClient;
   let install: TestInstall;
 
   beforeAll(async () => {
-    first = await startTestApp(options);
-    // A second instance on the same stores: SQLite shares the first one's data folder.
-    secondDir = await mkdtemp(path.join(tmpdir(), 'svc-b-'));
-    secondStores = await openStores({
-      dataDir: options.databaseUrl === undefined ? first.dataDir : secondDir,
-      databaseUrl: options.databaseUrl,
-      redisUrl: options.redisUrl,
-      secretsKey: first.keys.secretsKey,
-      clock: first.deps.clock,
-    });
-    secondApp = await createApp({
-      ...first.deps,
-      logStore: secondStores.log,
-      controlStore: secondStores.control,
-      workStore: secondStores.work,
-    });
-    await secondApp.ready();
+    first = await startTestApp({ ...LOG_ONLY, ...options });
+    second = await startSecondInstance(first);
     a = await SessionClient.listen(first);
-    b = await SessionClient.listen({ ...first, app: secondApp });
-    install = await createInstall(first);
+    b = await SessionClient.listen({ ...first, app: second.app });
+    install = await flowOf(first).install();
   });
   afterAll(async () => {
-    await secondApp.close();
-    await secondStores.close();
-    await rm(secondDir, { recursive: true, force: true });
+    await second.close();
     await first.close();
   });
 

@@ -9,7 +9,7 @@ import type { ConsoleDirectoryPage } from '../../../src/schemas/sessions.ts';
 import type { Envelope } from '../../../src/storage/log-store.ts';
 import { startTestApp, type TestApp } from '../../support/app.ts';
 import { newOwner, setMembers, type ConsoleUser } from '../../support/console.ts';
-import { createInstall, type TestInstall } from '../../support/install.ts';
+import { flowOf, type TestInstall } from '../../support/flow.ts';
 import { message, SessionClient } from './session-client.ts';
 
 let harness: TestApp;
@@ -28,13 +28,13 @@ beforeAll(async () => {
     ConsoleUser,
   ];
   stranger = await newOwner(harness);
-  install = await createInstall(harness, { tenant: owner.tenant });
-  const second = await createInstall(harness, { tenant: owner.tenant });
+  install = await flowOf(harness).install({ owner });
+  const second = await flowOf(harness).install({ owner });
   for (const target of [install, second, install]) {
     sessions.push((await client.open(target)).session);
     await sleep(3);
   }
-  await client.open(await createInstall(harness, { tenant: stranger.tenant }));
+  await client.open(await flowOf(harness).install({ owner: stranger }));
 });
 afterAll(async () => {
   await harness.close();

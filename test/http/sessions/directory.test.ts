@@ -8,7 +8,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { DirectoryPage } from '../../../src/schemas/sessions.ts';
 import { startTestApp, type TestApp } from '../../support/app.ts';
-import { createInstall, type TestInstall } from '../../support/install.ts';
+import { flowOf, type TestInstall } from '../../support/flow.ts';
 import { SessionClient } from './session-client.ts';
 
 let harness: TestApp;
@@ -20,8 +20,8 @@ const opened: { id: string; principal: string }[] = [];
 beforeAll(async () => {
   harness = await startTestApp();
   client = await SessionClient.listen(harness);
-  install = await createInstall(harness);
-  const neighbour = await createInstall(harness, { tenant: install.tenant });
+  install = await flowOf(harness).install();
+  const neighbour = await flowOf(harness).install({ owner: install.owner });
   for (const principal of ['ada', 'grace', 'ada', 'ada', 'grace']) {
     opened.push({ id: (await client.open(install, principal)).session, principal });
     await client.open(neighbour, principal);

@@ -5,9 +5,8 @@
  */
 import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { InstallValue, SessionValue } from '../../../src/resources/types.ts';
 import { startTestApp, type TestApp } from '../../support/app.ts';
-import { createInstall, readInstall, type TestInstall } from '../../support/install.ts';
+import { flowOf, type TestInstall } from '../../support/flow.ts';
 import { SessionClient, type Opened } from './session-client.ts';
 
 let harness: TestApp;
@@ -18,8 +17,8 @@ let other: TestInstall;
 beforeAll(async () => {
   harness = await startTestApp();
   client = await SessionClient.listen(harness);
-  install = await createInstall(harness);
-  other = await createInstall(harness);
+  install = await flowOf(harness).install();
+  other = await flowOf(harness).install();
 });
 afterAll(async () => {
   await harness.close();
@@ -88,18 +87,9 @@ describe('POST /sessions', () => {
   });
 
   it('answers 404 once the install is gone', async () => {
-    const gone = await createInstall(harness);
-    const stored = await readInstall(harness, gone);
-    await harness.stores.control.write([
-      {
-        op: 'put',
-        kind: 'install',
-        scope: gone.tenant,
-        id: gone.id,
-        value: { ...stored.value, deleted: true } satisfies InstallValue,
-        expect: stored.version,
-      },
-    ]);
+    const gone = await flowOf(harness).install();
+    // The owner deletes it in the console (4.4); its key reads as gone (row 76).
+    await flowOf(harness).expect(204, 'DELETE', `/installs/${gone.id}`, gone.owner.token);
     await client.refused(open('?principal=ada', gone.headers), 404, 'install_gone');
   });
 });
@@ -155,24 +145,6 @@ describe('GET /sessions/{id}/token', () => {
       404,
       'session_not_found',
     );
-  });
-
-  it('answers 404 for an id whose owner digest was not minted for the install (row 5)', async () => {
-    // A directory record naming the install under an id the service never minted for it.
-    const stored = await harness.stores.control.get<SessionValue>('session', '', session.session);
-    if (stored === null) throw new Error('the session was not filed');
-    const forged = hex(36);
-    await harness.stores.control.write([
-      {
-        op: 'put',
-        kind: 'session',
-        scope: '',
-        id: forged,
-        value: { ...stored.value, id: forged },
-        expect: 0,
-      },
-    ]);
-    await client.refused(token(forged), 404, 'session_not_found');
   });
 
   it('refuses no install key (401) before anything about the id', async () => {

@@ -3,10 +3,10 @@
  * later change of the install's consent reaches only sessions opened afterwards.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { InstallValue, SessionValue } from '../../../src/resources/types.ts';
+import type { SessionValue } from '../../../src/resources/types.ts';
 import type { ComposedDocument } from '../../../src/schemas/vendor.ts';
 import { startTestApp, type TestApp } from '../../support/app.ts';
-import { createInstall, readInstall, vendorDocument } from '../../support/install.ts';
+import { flowOf, vendorDocument } from '../../support/flow.ts';
 import { SessionClient } from './session-client.ts';
 
 let harness: TestApp;
@@ -37,7 +37,7 @@ async function pinned(session: string): Promise<{ hash: string; document: Compos
 
 describe('the composed document a session pins (3.5)', () => {
   it('stays with the session when the consent changes; new sessions take the new one', async () => {
-    const install = await createInstall(harness);
+    const install = await flowOf(harness).install();
     const before = await client.open(install);
     const first = await pinned(before.session);
     expect(first.document).toMatchObject({
@@ -48,23 +48,12 @@ describe('the composed document a session pins (3.5)', () => {
     // Two sessions under one consent pin one document.
     expect((await pinned((await client.open(install)).session)).hash).toBe(first.hash);
 
-    const stored = await readInstall(harness, install);
-    const updated: InstallValue = {
-      ...stored.value,
-      vendor: vendorDocument('Test app, updated'),
-      config: { ...stored.value.config, inference: 'bigger' },
-    };
-    await harness.stores.control.write([
-      {
-        op: 'put',
-        kind: 'install',
-        scope: install.tenant,
-        id: install.id,
-        value: updated,
-        expect: stored.version,
-        index: { key: [stored.value.keyHash ?? ''] },
-      },
-    ]);
+    // The vendor proposes a new document for the install; the owner consents to it with
+    // another inference option (decisions row 94).
+    await flowOf(harness).option(install.owner, 'bigger');
+    await flowOf(harness).reconsent(install, vendorDocument('Test app, updated'), {
+      inference: 'bigger',
+    });
 
     const after = await client.open(install);
     const second = await pinned(after.session);

@@ -6,8 +6,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { SessionOpenedBody } from '../../../src/schemas/record-kinds.ts';
 import type { Envelope } from '../../../src/storage/log-store.ts';
-import { startTestApp, type TestApp } from '../../support/app.ts';
-import { createInstall, type TestInstall } from '../../support/install.ts';
+import { LOG_ONLY, startTestApp, type TestApp } from '../../support/app.ts';
+import { flowOf, type TestInstall } from '../../support/flow.ts';
 import { message, SessionClient } from './session-client.ts';
 
 let harness: TestApp;
@@ -15,9 +15,9 @@ let client: SessionClient;
 let install: TestInstall;
 
 beforeAll(async () => {
-  harness = await startTestApp();
+  harness = await startTestApp(LOG_ONLY);
   client = await SessionClient.listen(harness);
-  install = await createInstall(harness);
+  install = await flowOf(harness).install();
 });
 afterAll(async () => {
   await harness.close();

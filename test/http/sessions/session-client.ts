@@ -5,7 +5,7 @@
  */
 import { expect } from 'vitest';
 import type { TestApp } from '../../support/app.ts';
-import type { TestInstall } from '../../support/install.ts';
+import type { TestInstall } from '../../support/flow.ts';
 import { OpenApiCheck } from '../../support/openapi-check.ts';
 
 export interface Answer {

@@ -30,6 +30,8 @@ export interface PagingServer {
   setTools(tools: readonly Tool[]): void;
   setMode(mode: PagingMode): void;
   setPageSize(size: number): void;
+  /** Answers 401 to any request without `Authorization: Bearer <token>`; null lets all in. */
+  requireBearer(token: string | null): void;
   close(): Promise<void>;
 }
 
@@ -55,6 +57,7 @@ export async function startPagingServer(
   let mode: PagingMode = 'pages';
   let size = pageSize;
   const cursors: (string | null)[] = [];
+  let bearer: string | null = null;
 
   const listTools = (cursor: string | undefined) => {
     cursors.push(cursor ?? null);
@@ -73,6 +76,10 @@ export async function startPagingServer(
   const handle = async (req: IncomingMessage, res: ServerResponse) => {
     if (req.method !== 'POST') {
       res.writeHead(405, { allow: 'POST' }).end();
+      return;
+    }
+    if (bearer !== null && req.headers.authorization !== `Bearer ${bearer}`) {
+      res.writeHead(401).end();
       return;
     }
     // eslint-disable-next-line @typescript-eslint/no-deprecated -- McpServer never pages (notes §1); paging is what Server is kept for
@@ -111,6 +118,9 @@ export async function startPagingServer(
     },
     setPageSize: (next) => {
       size = next;
+    },
+    requireBearer: (token) => {
+      bearer = token;
     },
     close: () => loopback.close(),
   };
