@@ -8,7 +8,8 @@
  *   service's own logger (redaction included);
  * - the bare baseline (`http-bare.ts`) on its own port, on the same Redis.
  *
- * It writes one install (as consent would, `test/support/install.ts`) and tells the
+ * It makes one install through the public flow (`test/support/flow.ts`: propose, consent,
+ * poll) in a build with no inference provider, so appends start no turns, and tells the
  * parent over IPC: `{ type: 'ready', app, bare, installKey }`, and answers `{ type: 'cpu' }` with
  * its CPU time so far in µs. On `{ type: 'stop' }` (or
  * when the parent goes) it closes everything, drops every key, schema and folder it made,
@@ -35,7 +36,7 @@ import {
   openSqliteWorkStore,
   SQLITE_FILE,
 } from '../src/storage/sql/open.ts';
-import { createInstall } from '../test/support/install.ts';
+import { injected, PublicFlow } from '../test/support/flow.ts';
 import { dropKeys, startBareServer } from './http-bare.ts';
 
 /** What the parent hears once everything listens. */
@@ -113,6 +114,8 @@ async function start(): Promise<ServerReady> {
     consoleOidc: undefined,
     shutdown: shutdown.signal,
     sealKey: keys.secretsKey,
+    // The bench measures appends: a build with no inference provider starts no turns.
+    providers: {},
   });
   await app.ready();
   const bare = await startBareServer(REDIS_URL, prefix);
@@ -130,9 +133,9 @@ async function start(): Promise<ServerReady> {
       await app.close();
     },
   );
-  const install = await createInstall({
-    stores: { log, control, work, close: () => Promise.resolve() },
-  });
+  const operator = keys.generatedOperatorToken;
+  if (operator === undefined) throw new Error('the bench key material has no operator token');
+  const install = await new PublicFlow(injected(app), operator).install();
   await app.listen({ port: 0, host: '127.0.0.1' });
   return {
     type: 'ready',

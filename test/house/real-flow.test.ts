@@ -89,7 +89,11 @@ export function violations(file: string, text: string, verbs: ReadonlySet<string
     if (ts.isImportDeclaration(node) && ts.isStringLiteral(node.moduleSpecifier)) {
       const target = path.resolve(path.dirname(file), node.moduleSpecifier.text);
       const clause = node.importClause;
-      if (target.startsWith(`${STORAGE}${path.sep}`) && clause !== undefined && !clause.isTypeOnly) {
+      if (
+        target.startsWith(`${STORAGE}${path.sep}`) &&
+        clause !== undefined &&
+        !clause.isTypeOnly
+      ) {
         const names = valueImports(clause).filter((name) => !HARMLESS_IMPORTS.has(name));
         if (names.length > 0) at(node, `imports ${names.join(', ')} from src/storage`);
       }

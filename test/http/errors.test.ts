@@ -7,13 +7,15 @@ import { Unauthenticated } from '../../src/errors.ts';
 import { requireBearer } from '../../src/auth/bearer.ts';
 import { startTestApp, type TestApp } from '../support/app.ts';
 
-// A probe route: a JSON body route that writes to the log store only when its handler
-// runs, so "a failed request writes nothing" can be observed.
+// A probe route: a JSON body route that keeps each body only when its handler runs, so
+// "a failed request writes nothing" can be observed (the real routes keep theirs in the
+// stores; test/http/sessions/append-errors.test.ts holds the append route to the same).
 const Probe = z.object({ name: z.string().max(8), count: z.int().min(1) }).strict();
 
 let harness: TestApp;
 let app: FastifyInstance;
-const stream = `probe-${String(Date.now())}`;
+/** The bodies the probe's handler took, in order. */
+const written: unknown[] = [];
 
 beforeAll(async () => {
   harness = await startTestApp({
@@ -29,23 +31,10 @@ beforeAll(async () => {
             },
           },
         },
-        async (request) => {
+        (request) => {
           requireBearer(request.headers.authorization);
-          const landed = await harness.deps.logStore.append({
-            stream,
-            key: null,
-            fingerprint: '',
-            records: [
-              {
-                kind: { name: 'probe.written', version: 1 },
-                producer: 'service:test',
-                to: null,
-                idem: null,
-                body: JSON.stringify(request.body),
-              },
-            ],
-          });
-          return { cursor: landed.records[0]?.envelope.cursor ?? 0 };
+          written.push(request.body);
+          return Promise.resolve({ cursor: written.length });
         },
       );
     },
@@ -56,8 +45,8 @@ afterAll(async () => {
   await harness.close();
 });
 
-async function landed(): Promise<number> {
-  return (await harness.deps.logStore.head(stream))?.head ?? 0;
+function landed(): Promise<number> {
+  return Promise.resolve(written.length);
 }
 
 function problem(response: { headers: Record<string, unknown>; json: () => unknown }) {

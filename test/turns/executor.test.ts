@@ -6,11 +6,10 @@
  * once under the grant, and the model answers from the result. The principal never sees
  * the arguments or the result; the owner's opened audit of the archived session does.
  */
-import { randomUUID } from 'node:crypto';
-import { exportSPKI, generateKeyPair, SignJWT, type CryptoKey } from 'jose';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { verifyGate } from '../../src/gate/gate.ts';
 import { startTestApp, type TestApp, type TestAppOptions } from '../support/app.ts';
+import { assertion, newExecutor } from '../support/executor.ts';
 import { TEST_DATABASE_URL, TEST_REDIS_URL } from '../support/services.ts';
 import type { TurnClient } from './turn-client.ts';
 import { kinds, listeningClient, type OpenedSession, type TailRecord } from './turn-client.ts';
@@ -24,28 +23,6 @@ const ofKind = (records: readonly TailRecord[], name: string): TailRecord[] =>
   records.filter((r) => r.envelope.kind.name === name);
 
 const INVOKE_COMPLETED = { name: 'invoke.completed', version: 1 };
-
-interface Executor {
-  readonly name: string;
-  readonly privateKey: CryptoKey;
-  readonly publicPem: string;
-}
-
-async function newExecutor(name: string): Promise<Executor> {
-  const { privateKey, publicKey } = await generateKeyPair('EdDSA', { crv: 'Ed25519' });
-  return { name, privateKey, publicPem: await exportSPKI(publicKey) };
-}
-
-/** Row 65: the assertion an executor signs for the token endpoint. */
-function assertion(executor: Executor, audience: string, jti = randomUUID()): Promise<string> {
-  return new SignJWT({})
-    .setProtectedHeader({ alg: 'EdDSA' })
-    .setIssuer(executor.name)
-    .setAudience(audience)
-    .setExpirationTime('2m')
-    .setJti(jti)
-    .sign(executor.privateKey);
-}
 
 describe.each(backends)('executors on %s', (_name, options) => {
   let harness: TestApp;

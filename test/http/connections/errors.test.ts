@@ -1,8 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { INDEX, scoped } from '../../../src/resources/types.ts';
 import { startTestApp, type TestApp } from '../../support/app.ts';
 import { newOwner, type ConsoleUser } from '../../support/console.ts';
+import { flowOf } from '../../support/flow.ts';
 import { startEverything, type EverythingServer } from '../../mcp/peers/everything.ts';
 import { freePort } from '../../mcp/peers/loopback.ts';
 import { startPagingServer, sampleTools, type PagingServer } from '../../mcp/peers/paging.ts';
@@ -182,26 +182,18 @@ describe('section 7 for the connection routes', () => {
 
   it('answers 409 with the installs while installs use the connection, then deletes', async () => {
     expectOk(await put(owner, 'used', { name: 'used', endpoint: everything.endpoint }), 201);
-    const install = `i-${randomUUID()}`;
-    const gone = `i-${randomUUID()}`;
-    const installOf = (id: string, deleted: boolean) => ({
-      op: 'put' as const,
-      kind: 'install' as const,
-      scope: owner.tenant,
-      id,
-      value: { id, tenant: owner.tenant, deleted },
-      expect: 0,
-      index: { [INDEX.connection]: [scoped(owner.tenant, 'used')] },
-    });
-    await harness.stores.control.write([installOf(install, false), installOf(gone, true)]);
+    // Two installs consent to a tool of it; one of them is deleted since.
+    const flow = flowOf(harness);
+    const config = { extra_tools: [{ connection: 'used', tool: 'echo' }] };
+    const { id: install } = await flow.install({ owner, config });
+    const gone = await flow.install({ owner, config });
+    await flow.expect(204, 'DELETE', `/installs/${gone.id}`, owner.token);
     const refused = await remove(owner, 'used');
     expectProblem(refused, 409, 'connection_in_use');
     expect(refused.body).toMatchObject({ installs: [install] });
     expectOk(await get(owner, 'used'), 200);
 
-    await harness.stores.control.write([
-      { op: 'delete', kind: 'install', scope: owner.tenant, id: install, expect: null },
-    ]);
+    await flow.expect(204, 'DELETE', `/installs/${install}`, owner.token);
     expect((await remove(owner, 'used')).status).toBe(204);
     expectProblem(await get(owner, 'used'), 404, 'connection_not_found');
   });

@@ -8,17 +8,11 @@
  */
 import { randomBytes, randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import {
-  INDEX,
-  scoped,
-  type ConnectionValue,
-  type InstallValue,
-} from '../../../src/resources/types.ts';
 import type { ResourceKind } from '../../../src/storage/control-store.ts';
-import { TenantConfig } from '../../../src/schemas/tenant.ts';
-import { VendorDocument } from '../../../src/schemas/vendor.ts';
 import { startTestApp, type TestApp } from '../../support/app.ts';
 import { newOwner, type ConsoleUser } from '../../support/console.ts';
+import { flowOf } from '../../support/flow.ts';
+import { sampleTools, startPagingServer, type PagingServer } from '../../mcp/peers/paging.ts';
 import {
   ConsoleClient,
   openApiDocument,
@@ -44,9 +38,11 @@ let b: ConsoleUser;
 const name = `b${randomBytes(4).toString('hex')}`;
 const bSecretValue = `b-secret-${randomUUID()}`;
 const bTenantName = `Tenant B ${randomUUID()}`;
-const bEndpoint = `https://b-${randomUUID()}.example.test/mcp`;
+/** B's MCP server; its endpoint is B's data. */
+let bServer: PagingServer;
+let bEndpoint: string;
 const bCompactAt = 7_654_321;
-const bInstall = `in-${randomUUID()}`;
+let bInstall: string;
 
 const KINDS: readonly ResourceKind[] = [
   'membership',
@@ -76,56 +72,52 @@ async function seedB(): Promise<void> {
   expectOk(await call('PUT', `/secrets/${name}`, { value: bSecretValue }), 201);
   const option = { provider: 'simulated', compact_at: bCompactAt, credential: name };
   expectOk(await call('PUT', `/inferences/${name}`, option), 201);
-  const connection: ConnectionValue = {
-    name,
-    endpoint: bEndpoint,
-    auth: { kind: 'bearer', credential: name },
-    catalog: null,
-    state: 'linked',
-    result_limit: null,
-    timeout: null,
-    return_to: null,
-    authorize: null,
-  };
-  // Built untyped, then checked: the install shape grows as consent lands (keyHash, request).
-  const fields = {
-    id: bInstall,
-    tenant: b.tenant,
-    vendor: VendorDocument.parse({ appdoc: 1, name: 'Vendor of B', description: '', tools: [] }),
-    vendorHash: 'b'.repeat(64),
-    config: TenantConfig.parse({ inference: name }),
-    deleted: false,
-    keyHash: null,
-    request: `r-${randomUUID()}`,
-  };
-  const install: InstallValue = fields;
-  await harness.stores.control.write([
-    {
-      op: 'put',
-      kind: 'connection',
-      scope: b.tenant,
-      id: name,
-      value: connection,
-      expect: 0,
-      index: { [INDEX.secret]: [scoped(b.tenant, name)] },
-    },
-    {
-      op: 'put',
-      kind: 'install',
-      scope: b.tenant,
-      id: bInstall,
-      value: install,
-      expect: 0,
-      index: { [INDEX.inference]: [scoped(b.tenant, name)] },
-    },
-  ]);
-  await harness.stores.control.addUsage(b.tenant, '2026-02-02', {
-    events: 918_273_645,
-    bytesArchived: 1,
-    sessionsCheckpointed: 1,
-    tokens: {},
-    toolCalls: {},
+  // B links its MCP server with the secret as bearer and consents to an install on it.
+  bServer = await startPagingServer(sampleTools(2), 10);
+  bEndpoint = bServer.endpoint;
+  expectOk(
+    await call('PUT', `/connections/${name}`, { name, endpoint: bEndpoint, credential: name }),
+    201,
+  );
+  const flow = flowOf(harness);
+  const install = await flow.install({
+    owner: b,
+    config: { inference: name, extra_tools: [{ connection: name, tool: 'tool-00' }] },
   });
+  bInstall = install.id;
+  // One session of B, talked to and archived: B has usage.
+  const opened = (await flow.expect(201, 'POST', '/sessions?principal=ada', install.key, {})) as {
+    session: string;
+    token: string;
+  };
+  await flow.expect(200, 'POST', `/sessions/${opened.session}/events`, opened.token, [
+    { kind: { name: 'message.submitted', version: 1 }, body: { text: 'hello from B' } },
+  ]);
+  await until(async () => {
+    const status = await flow.expect(
+      200,
+      'GET',
+      `/sessions/${opened.session}/status`,
+      opened.token,
+    );
+    return (status as { live: { phase: string } }).live.phase === 'idle';
+  });
+  await flow.expect(200, 'POST', `/sessions/${opened.session}/archive`, install.key);
+  await until(async () => {
+    const rows = (await call('GET', '/usage?from=2026-01-01&to=2026-12-31', undefined)).body as {
+      events: number;
+    }[];
+    return (rows[0]?.events ?? 0) > 0;
+  });
+}
+
+/** Waits until `done` answers true. */
+async function until(done: () => Promise<boolean>): Promise<void> {
+  const deadline = Date.now() + 10_000;
+  while (!(await done())) {
+    if (Date.now() > deadline) throw new Error('B was never ready');
+    await new Promise((resolve) => setTimeout(resolve, 25));
+  }
 }
 
 beforeAll(async () => {
@@ -137,6 +129,7 @@ beforeAll(async () => {
 });
 afterAll(async () => {
   await harness.close();
+  await bServer.close();
 });
 
 /** Every (method, path template) the document secures with a console token. */
@@ -188,7 +181,7 @@ function bodyFor(method: string, template: string, id: string): unknown {
 
 /** B's data that must never reach A: none of it is in A's requests. */
 function markersOfB(): string[] {
-  return [b.tenant, bTenantName, b.user, bSecretValue, bEndpoint, String(bCompactAt), '918273645'];
+  return [b.tenant, bTenantName, b.user, bSecretValue, bEndpoint, String(bCompactAt)];
 }
 
 async function sweep(route: ReturnType<typeof consoleRoutes>[number]): Promise<Answer> {

@@ -1,10 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { INDEX, scoped, type InstallValue } from '../../../src/resources/types.ts';
-import { TenantConfig } from '../../../src/schemas/tenant.ts';
-import { VendorDocument } from '../../../src/schemas/vendor.ts';
 import { startTestApp, type TestApp } from '../../support/app.ts';
 import { newOwner, setMembers, type ConsoleUser } from '../../support/console.ts';
+import { flowOf, type Owner } from '../../support/flow.ts';
 import {
   ConsoleClient,
   expectOk,
@@ -49,33 +47,12 @@ async function ownerAndMember(): Promise<[ConsoleUser, ConsoleUser]> {
   return [owner, await oneMember(harness, owner)];
 }
 
-/** An install of the tenant that selects `option`, as consent stores it. */
-async function installSelecting(tenant: string, option: string, deleted = false): Promise<string> {
-  const id = `in-${randomUUID()}`;
-  // Built untyped, then checked: the install shape grows as consent lands (keyHash, request).
-  const fields = {
-    id,
-    tenant,
-    vendor: VendorDocument.parse({ appdoc: 1, name: 'Vendor', description: '', tools: [] }),
-    vendorHash: 'a'.repeat(64),
-    config: TenantConfig.parse({ inference: option }),
-    deleted,
-    keyHash: null,
-    request: `r-${randomUUID()}`,
-  };
-  const value: InstallValue = fields;
-  await harness.stores.control.write([
-    {
-      op: 'put',
-      kind: 'install',
-      scope: tenant,
-      id,
-      value,
-      expect: 0,
-      index: { [INDEX.inference]: [scoped(tenant, option)] },
-    },
-  ]);
-  return id;
+/** An install of the owner's tenant made by consent selecting `option`; deleted if asked. */
+async function installSelecting(owner: Owner, option: string, deleted = false): Promise<string> {
+  const flow = flowOf(harness);
+  const install = await flow.install({ owner, config: { inference: option } });
+  if (deleted) await flow.expect(204, 'DELETE', `/installs/${install.id}`, owner.token);
+  return install.id;
 }
 
 describe('PUT /inferences/{id}', () => {
@@ -214,15 +191,13 @@ describe('DELETE /inferences/{id}', () => {
     const owner = await newOwner(harness);
     const name = freshName();
     await put(owner, name, { provider: 'simulated' });
-    const live = await installSelecting(owner.tenant, name);
-    await installSelecting(owner.tenant, name, true);
+    const live = await installSelecting(owner, name);
+    await installSelecting(owner, name, true);
     const refused = await remove(owner, name);
     expectProblem(refused, 409, 'inference_in_use');
     expect(refused.body).toMatchObject({ installs: [live] });
     expect(expectOk(await get(owner, name), 200)).toMatchObject({ name });
-    await harness.stores.control.write([
-      { op: 'delete', kind: 'install', scope: owner.tenant, id: live, expect: null },
-    ]);
+    await flowOf(harness).expect(204, 'DELETE', `/installs/${live}`, owner.token);
     expect((await remove(owner, name)).status).toBe(204);
   });
 

@@ -1,8 +1,9 @@
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { INDEX, scoped, type ConnectionValue } from '../../../src/resources/types.ts';
 import { startTestApp, type TestApp } from '../../support/app.ts';
 import { newOwner, setMembers } from '../../support/console.ts';
+import { flowOf, type Owner } from '../../support/flow.ts';
+import { sampleTools, startPagingServer, type PagingServer } from '../../mcp/peers/paging.ts';
 import {
   ConsoleClient,
   expectOk,
@@ -13,14 +14,18 @@ import {
 
 let harness: TestApp;
 let client: ConsoleClient;
+/** The MCP server the connections of these tests link to. */
+let tools: PagingServer;
 /** Every secret value a test stored: none may ever appear in an answer or the log. */
 const values: string[] = [];
 
 beforeAll(async () => {
   harness = await startTestApp();
   client = await ConsoleClient.of(harness);
+  tools = await startPagingServer(sampleTools(2), 10);
 });
 afterAll(async () => {
+  await tools.close();
   await harness.close();
 });
 
@@ -42,30 +47,9 @@ function remove(caller: Caller, name: string) {
   return client.call({ method: 'DELETE', url: `/secrets/${name}`, headers: caller.headers });
 }
 
-/** A connection that sends `secret` as its bearer, as the connection routes store it. */
-async function connectionUsing(tenant: string, connection: string, secret: string) {
-  const value: ConnectionValue = {
-    name: connection,
-    endpoint: 'https://mcp.example.test/mcp',
-    auth: { kind: 'bearer', credential: secret },
-    catalog: null,
-    state: 'linked',
-    result_limit: null,
-    timeout: null,
-    return_to: null,
-    authorize: null,
-  };
-  await harness.stores.control.write([
-    {
-      op: 'put',
-      kind: 'connection',
-      scope: tenant,
-      id: connection,
-      value,
-      expect: 0,
-      index: { [INDEX.secret]: [scoped(tenant, secret)] },
-    },
-  ]);
+/** The owner links `connection` to the test MCP server, sending `secret` as its bearer. */
+async function connectionUsing(owner: Owner, connection: string, secret: string) {
+  await flowOf(harness).link(owner, connection, tools.endpoint, { credential: secret });
 }
 
 describe('PUT /secrets/{id}', () => {
@@ -188,15 +172,13 @@ describe('DELETE /secrets/{id}', () => {
       }),
       201,
     );
-    await connectionUsing(owner.tenant, 'docs', name);
+    await connectionUsing(owner, 'docs', name);
     const refused = await remove(owner, name);
     expectProblem(refused, 409, 'secret_in_use');
     expect(refused.body).toMatchObject({ inferences: [option], connections: ['docs'] });
     expect(typeof (refused.body as { message: unknown }).message).toBe('string');
 
-    await harness.stores.control.write([
-      { op: 'delete', kind: 'connection', scope: owner.tenant, id: 'docs', expect: null },
-    ]);
+    await flowOf(harness).expect(204, 'DELETE', '/connections/docs', owner.token);
     const stillNamed = await remove(owner, name);
     expectProblem(stillNamed, 409, 'secret_in_use');
     expect(stillNamed.body).toMatchObject({ inferences: [option], connections: [] });

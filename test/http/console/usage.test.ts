@@ -1,6 +1,16 @@
+/**
+ * `GET /usage` (2.15; decisions rows 52, 53) over usage the service counted itself:
+ * sessions opened, talked to and archived on given UTC days (a hand-moved clock), each
+ * counted at its archive. The rows must say what the owner's audit of those sessions
+ * holds. How the stores add deltas up is the conformance suite's
+ * (test/contracts/control-store-records.contract.ts).
+ */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { ManualClock } from '../../../src/clock.ts';
+import type { TailLine } from '../../../src/schemas/records.ts';
 import { startTestApp, type TestApp } from '../../support/app.ts';
 import { newOwner } from '../../support/console.ts';
+import { flowOf, type Owner } from '../../support/flow.ts';
 import {
   ConsoleClient,
   expectOk,
@@ -9,11 +19,12 @@ import {
   type Caller,
 } from './console-client.ts';
 
+const clock = new ManualClock(Date.UTC(2026, 2, 1, 9));
 let harness: TestApp;
 let client: ConsoleClient;
 
 beforeAll(async () => {
-  harness = await startTestApp();
+  harness = await startTestApp({ clock });
   client = await ConsoleClient.of(harness);
 });
 afterAll(async () => {
@@ -24,54 +35,136 @@ function usage(caller: Caller, query: string) {
   return client.call({ method: 'GET', url: `/usage${query}`, headers: caller.headers });
 }
 
-async function checkpoint(tenant: string, day: string, events: number): Promise<void> {
-  await harness.stores.control.addUsage(tenant, day, {
-    events,
-    bytesArchived: events * 100,
-    sessionsCheckpointed: 1,
-    tokens: { simulated: { input: events * 10, output: events * 2 } },
-    toolCalls: { docs__search: events },
+interface Row {
+  day: string;
+  bytes_archived: number;
+  events: number;
+  sessions_checkpointed: number;
+  tokens: Record<string, { input: number; output: number }>;
+  tool_calls: Record<string, number>;
+}
+
+/** Reads the lines of a JSON stream answer. */
+const linesOf = (body: string): TailLine[] =>
+  body
+    .split('\n')
+    .filter((line) => line !== '')
+    .map((line) => JSON.parse(line) as TailLine);
+
+/** Waits until `check` holds of what `read` answers. */
+async function until<T>(read: () => Promise<T>, check: (value: T) => boolean): Promise<T> {
+  const deadline = Date.now() + 10_000;
+  for (;;) {
+    const value = await read();
+    if (check(value)) return value;
+    if (Date.now() > deadline) throw new Error(`never got there: ${JSON.stringify(value)}`);
+    await new Promise((resolve) => setTimeout(resolve, 25));
+  }
+}
+
+/**
+ * On `day` (YYYY-MM-DD, 09:00 UTC on the clock): a session of `owner`'s tenant where ada
+ * says hello, the turn answers, and the install archives it. Answers what its audit
+ * counts for usage (events, bytes and tokens of its records).
+ */
+async function sessionOn(who: Owner, day: string): Promise<Row> {
+  clock.set(Date.parse(`${day}T09:00:00Z`));
+  const flow = flowOf(harness);
+  // Console tokens are short-lived: the owner signs in again on the day.
+  const owner = await flow.signIn(who.user, who.tenant);
+  const install = await flow.install({ owner });
+  const opened = (await flow.expect(201, 'POST', '/sessions?principal=ada', install.key, {})) as {
+    session: string;
+    token: string;
+  };
+  const events = `/sessions/${opened.session}/events`;
+  await flow.expect(200, 'POST', events, opened.token, [
+    { kind: { name: 'message.submitted', version: 1 }, body: { text: `hello on ${day}` } },
+  ]);
+  const read = async () => {
+    const { head } = (await flow.expect(
+      200,
+      'GET',
+      `/sessions/${opened.session}/status`,
+      opened.token,
+    )) as {
+      head: number;
+    };
+    const answer = await harness.app.inject({
+      method: 'GET',
+      url: `${events}?from=1&to=${head + 1}`,
+      headers: { authorization: `Bearer ${opened.token}` },
+    });
+    return linesOf(answer.body);
+  };
+  await until(read, (lines) =>
+    lines.some((l) => 'Ok' in l && l.Ok.envelope.kind.name === 'turn.ended'),
+  );
+  await flow.expect(200, 'POST', `/sessions/${opened.session}/archive`, install.key);
+  const audit = await harness.app.inject({
+    method: 'GET',
+    url: `/console/sessions/${opened.session}/events?opened=1`,
+    headers: owner.headers,
   });
+  const row: Row = {
+    day,
+    bytes_archived: 0,
+    events: 0,
+    sessions_checkpointed: 1,
+    tokens: {},
+    tool_calls: {},
+  };
+  for (const line of linesOf(audit.body)) {
+    if (!('Ok' in line)) continue;
+    row.events += 1;
+    row.bytes_archived += line.Ok.envelope.size;
+    const body = line.Ok.body as { model?: string; usage?: { input: number; output: number } };
+    if (line.Ok.envelope.kind.name === 'model.output' && body.model !== undefined) {
+      const before = row.tokens[body.model] ?? { input: 0, output: 0 };
+      row.tokens[body.model] = {
+        input: before.input + (body.usage?.input ?? 0),
+        output: before.output + (body.usage?.output ?? 0),
+      };
+    }
+  }
+  return row;
+}
+
+/** Two counts of one day as one row. */
+function sum(a: Row, b: Row): Row {
+  const tokens = { ...a.tokens };
+  for (const [model, t] of Object.entries(b.tokens)) {
+    const before = tokens[model] ?? { input: 0, output: 0 };
+    tokens[model] = { input: before.input + t.input, output: before.output + t.output };
+  }
+  return {
+    day: a.day,
+    bytes_archived: a.bytes_archived + b.bytes_archived,
+    events: a.events + b.events,
+    sessions_checkpointed: a.sessions_checkpointed + b.sessions_checkpointed,
+    tokens,
+    tool_calls: {},
+  };
 }
 
 describe('GET /usage', () => {
   it("answers the owner's rows of the range, both days inclusive, days without usage left out", async () => {
     const owner = await newOwner(harness);
     const other = await newOwner(harness);
-    await checkpoint(owner.tenant, '2026-03-01', 1);
-    await checkpoint(owner.tenant, '2026-03-03', 3);
-    await checkpoint(owner.tenant, '2026-03-03', 4);
-    await checkpoint(owner.tenant, '2026-03-05', 5);
-    await checkpoint(owner.tenant, '2026-03-06', 6);
-    await checkpoint(other.tenant, '2026-03-04', 99);
-    const rows = expectOk(await usage(owner, '?from=2026-03-01&to=2026-03-05'), 200);
-    expect(rows).toEqual([
-      {
-        day: '2026-03-01',
-        bytes_archived: 100,
-        events: 1,
-        sessions_checkpointed: 1,
-        tokens: { simulated: { input: 10, output: 2 } },
-        tool_calls: { docs__search: 1 },
-      },
-      {
-        day: '2026-03-03',
-        bytes_archived: 700,
-        events: 7,
-        sessions_checkpointed: 2,
-        tokens: { simulated: { input: 70, output: 14 } },
-        tool_calls: { docs__search: 7 },
-      },
-      {
-        day: '2026-03-05',
-        bytes_archived: 500,
-        events: 5,
-        sessions_checkpointed: 1,
-        tokens: { simulated: { input: 50, output: 10 } },
-        tool_calls: { docs__search: 5 },
-      },
-    ]);
-    expect(expectOk(await usage(owner, '?from=2026-03-04&to=2026-03-04'), 200)).toEqual([]);
+    const first = await sessionOn(owner, '2026-03-01');
+    const third = sum(await sessionOn(owner, '2026-03-03'), await sessionOn(owner, '2026-03-03'));
+    await sessionOn(other, '2026-03-04');
+    const fifth = await sessionOn(owner, '2026-03-05');
+    await sessionOn(owner, '2026-03-06');
+    const expected = [first, third, fifth];
+    // Counting runs after the archive lands: wait for the last session of the range.
+    const now = await flowOf(harness).signIn(owner.user, owner.tenant);
+    const rows = await until(
+      async () => expectOk(await usage(now, '?from=2026-03-01&to=2026-03-05'), 200) as Row[],
+      (answer) => answer.reduce((n, row) => n + row.sessions_checkpointed, 0) === 4,
+    );
+    expect(rows).toEqual(expected);
+    expect(expectOk(await usage(now, '?from=2026-03-04&to=2026-03-04'), 200)).toEqual([]);
   });
 
   it('accepts a range of 366 days and refuses 367 with 400 naming to', async () => {

@@ -1,10 +1,16 @@
+/**
+ * The owner's audit of a session (§4.3, decisions row 70) over a session whose turn made a
+ * real call through its executor. What no user can make land (a layer sealed under another
+ * tenant's key, a body that is not JSON) is decided by the audit face itself, in
+ * test/sessions/faces.test.ts.
+ */
 import { randomBytes, randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { TailLine } from '../../../src/schemas/records.ts';
-import { sealLayer, tenantSealKey } from '../../../src/sessions/sealing.ts';
 import { startTestApp, type TestApp } from '../../support/app.ts';
 import { newOwner, setMembers, type ConsoleUser } from '../../support/console.ts';
-import { append, archive, openTestSession, record, type TestSession } from './tail-fixture.ts';
+import { ARGS, RESULT, sessionWithCall, type SessionWithCall } from './call-fixture.ts';
+import { archive } from './tail-fixture.ts';
 
 let harness: TestApp;
 let owner: ConsoleUser;
@@ -21,76 +27,18 @@ afterAll(async () => {
   await harness.close();
 });
 
-const args = { to: 'cfo@example.com', subject: 'Q3 numbers' };
-const result = { content: [{ type: 'text', text: 'sent as message 7' }] };
+/** A session of `who`'s tenant (the owner's by default) with one whole call. */
+const callIn = (who: ConsoleUser = owner): Promise<SessionWithCall> =>
+  sessionWithCall(harness, who);
 
-/**
- * A session of the owner's tenant with a whole call: cursors 1 opened, 2 message, 3 model
- * output, 4 invoke.allowed (addressed, gated), 5 completion, 6 a completion sealed under
- * another tenant's key, 7 a record whose body is not JSON.
- */
-async function sessionWithCall(tenant = owner.tenant): Promise<TestSession> {
-  const session = await openTestSession(harness, tenant);
-  const key = tenantSealKey(harness.deps.sealKey, tenant);
-  const foreign = tenantSealKey(harness.deps.sealKey, `other-${tenant}`);
-  await append(harness, session.id, [
-    record('message.submitted', { text: 'mail the CFO' }),
-    record(
-      'model.output',
-      {
-        turn: 2,
-        round: 1,
-        text: null,
-        tool_calls: [{ id: 'c1', name: 'send_mail', evidence: {}, args: sealLayer(args, key) }],
-        stop: 'tool_use',
-        model: 'simulated',
-        usage: { input: 1, output: 1 },
-      },
-      'service:turn',
-    ),
-    record(
-      'invoke.allowed',
-      {
-        turn: 2,
-        cause: 3,
-        call: 'c1',
-        tool: 'send_mail',
-        target: 'executor:mailer',
-        args: sealLayer(args, key),
-        evidence: {},
-        timeout: 60_000,
-        result_limit: 65_536,
-        gate: 'eyJ.gate.sig',
-      },
-      'service:authorizer',
-      'executor:mailer',
-    ),
-    record(
-      'invoke.completed',
-      { ok: true, result: sealLayer(result, key), error: null, truncated: false },
-      'executor:mailer',
-    ),
-    record(
-      'invoke.completed',
-      { ok: true, result: sealLayer(result, foreign), error: null, truncated: false },
-      'executor:mailer',
-    ),
-  ]);
-  await harness.stores.log.append({
-    stream: session.id,
-    records: [
-      {
-        kind: { name: 'note.broken', version: 1 },
-        producer: 'service:turn',
-        to: null,
-        idem: null,
-        body: '{"oops":',
-      },
-    ],
-    key: null,
-    fingerprint: '',
+/** The session's head now, as ada reads it. */
+async function headOf(session: SessionWithCall): Promise<number> {
+  const response = await harness.app.inject({
+    method: 'GET',
+    url: `/sessions/${session.id}/status`,
+    headers: { authorization: `Bearer ${session.token}` },
   });
-  return session;
+  return response.json<{ head: number }>().head;
 }
 
 async function audit(session: string, user: ConsoleUser | null, query = '') {
@@ -122,61 +70,86 @@ function okBodies(lines: readonly TailLine[]): Map<number, Record<string, unknow
   return bodies;
 }
 
+/** The names of the records of `bodies`' lines, by cursor. */
+function kindsOf(lines: readonly TailLine[]): Map<number, string> {
+  const kinds = new Map<number, string>();
+  for (const line of lines)
+    if ('Ok' in line) kinds.set(line.Ok.envelope.cursor, line.Ok.envelope.kind.name);
+  return kinds;
+}
+
+/** The cursor of the first record named `name`. */
+function cursorOf(lines: readonly TailLine[], name: string): number {
+  const found = [...kindsOf(lines)].find(([, kind]) => kind === name);
+  if (found === undefined) throw new Error(`no ${name} in the audit`);
+  return found[0];
+}
+
 describe('GET /console/sessions/{id}/events, plain', () => {
   it('serves a member the public records as Ok lines, sealed layers as digest and size', async () => {
-    const session = await sessionWithCall();
+    const session = await callIn();
+    const head = await headOf(session);
     for (const query of ['', '?opened=0']) {
       const { response, lines } = await audit(session.id, member, query);
       expect(response.statusCode).toBe(200);
       expect(response.headers['content-type']).toBe('application/jsonstream');
       const bodies = okBodies(lines);
-      expect([...bodies.keys()]).toEqual([1, 2, 3, 5, 6, 7]);
-      const text = JSON.stringify(lines);
-      expect(text).not.toContain('cfo@example.com');
-      expect(text).not.toContain('message 7');
-      expect(text).not.toContain('eyJ.gate.sig');
-      expect(bodies.get(5)?.result).toMatchObject({
+      // Every record but those addressed to the executor.
+      const expected = Array.from({ length: head }, (_, i) => i + 1).filter(
+        (cursor) => !session.addressed.includes(cursor),
+      );
+      expect([...bodies.keys()]).toEqual(expected);
+      // Ada's own message names the arguments; no record of the call shows them.
+      const calls = lines.filter(
+        (l) => 'Ok' in l && l.Ok.envelope.kind.name !== 'message.submitted',
+      );
+      const text = JSON.stringify(calls);
+      expect(text).not.toContain(ARGS.word);
+      expect(text).not.toContain('"gate"');
+      const completed = bodies.get(cursorOf(lines, 'invoke.completed'));
+      expect(completed?.result).toMatchObject({
         sealed: { digest: expect.stringMatching(/^hmac-sha256:/) as string },
       });
-      expect(bodies.get(7)).toEqual({ unreadable: { error: 'the record body is not JSON' } });
     }
   });
 
   it('reads a live session up to its head when the read began, and ends', async () => {
-    const session = await sessionWithCall();
+    const session = await callIn();
+    const head = await headOf(session);
     const { lines } = await audit(session.id, owner);
-    expect(lines.length).toBe(6);
+    expect(session.addressed).toContain(session.cause);
+    expect(lines.length).toBe(head - session.addressed.length);
   });
 });
 
 describe('GET /console/sessions/{id}/events?opened=1', () => {
   it('serves an owner every record of an ended session, layers opened, gate stripped', async () => {
-    const session = await sessionWithCall();
-    await archive(harness, session.id);
+    const session = await callIn();
+    await archive(harness, session);
+    const head = await headOf(session);
     const { response, lines } = await audit(session.id, owner, '?opened=1');
     expect(response.statusCode).toBe(200);
     const bodies = okBodies(lines);
-    expect([...bodies.keys()]).toEqual([1, 2, 3, 4, 5, 6, 7, 8]);
-    const calls = bodies.get(3)?.tool_calls as Record<string, unknown>[];
-    expect(calls[0]?.args).toEqual(args);
-    expect(bodies.get(4)).toMatchObject({ args, call: 'c1', target: 'executor:mailer' });
-    expect(bodies.get(4)).not.toHaveProperty('gate');
-    expect(bodies.get(5)?.result).toEqual(result);
-    expect(bodies.get(6)?.result).toEqual({
-      unreadable: {
-        digest: expect.stringMatching(/^hmac-sha256:/) as string,
-        size: expect.any(Number) as number,
-        error: expect.stringContaining('does not open') as string,
-      },
+    expect([...bodies.keys()]).toEqual(Array.from({ length: head }, (_, i) => i + 1));
+    const calls = bodies.get(cursorOf(lines, 'model.output'))?.tool_calls as Record<
+      string,
+      unknown
+    >[];
+    expect(calls[0]?.args).toEqual(ARGS);
+    expect(bodies.get(session.cause)).toMatchObject({
+      args: ARGS,
+      call: 'call_1',
+      target: 'executor:mailer',
     });
-    expect(bodies.get(7)).toEqual({ unreadable: { error: 'the record body is not JSON' } });
+    expect(bodies.get(session.cause)).not.toHaveProperty('gate');
+    expect(bodies.get(cursorOf(lines, 'invoke.completed'))?.result).toEqual(RESULT);
     expect(lines.at(-1)).toMatchObject({
       Ok: { envelope: { kind: { name: 'session.archived' } } },
     });
   });
 
   it('refuses a member with 403 and a live session with 409', async () => {
-    const session = await sessionWithCall();
+    const session = await callIn();
     const byMember = await audit(session.id, member, '?opened=1');
     expect(byMember.response.statusCode).toBe(403);
     expect(byMember.problem.code).toBe('not_owner');
@@ -188,7 +161,7 @@ describe('GET /console/sessions/{id}/events?opened=1', () => {
 
 describe('GET /console/sessions/{id}/events refuses', () => {
   it('an opened value other than 0 or 1 with 400', async () => {
-    const session = await sessionWithCall();
+    const session = await callIn();
     for (const query of ['?opened=2', '?opened=true', '?opened=']) {
       const { response, problem } = await audit(session.id, owner, query);
       expect(response.statusCode, query).toBe(400);
@@ -197,7 +170,7 @@ describe('GET /console/sessions/{id}/events refuses', () => {
   });
 
   it('a request without a console token, or with a session token, with 401', async () => {
-    const session = await sessionWithCall();
+    const session = await callIn();
     expect((await audit(session.id, null)).response.statusCode).toBe(401);
     const { token } = await harness.deps.tokens.mint(
       'session',
@@ -212,7 +185,7 @@ describe('GET /console/sessions/{id}/events refuses', () => {
   });
 
   it('a user who is not a member of the existing tenant with 401 (issue 14 item 4)', async () => {
-    const session = await sessionWithCall();
+    const session = await callIn();
     const outsider = `s-${randomUUID()}`;
     const { token } = await harness.deps.tokens.mint(
       'console',
@@ -230,9 +203,9 @@ describe('GET /console/sessions/{id}/events refuses', () => {
 
   it('a session of another tenant, an unknown id or an id of the wrong shape with 404', async () => {
     const elsewhere = await newOwner(harness);
-    const theirs = await sessionWithCall(elsewhere.tenant);
-    await archive(harness, theirs.id);
-    const mine = await sessionWithCall();
+    const theirs = await callIn(elsewhere);
+    await archive(harness, theirs);
+    const mine = await callIn();
     for (const id of [
       theirs.id,
       randomBytes(36).toString('hex'),

@@ -1,7 +1,7 @@
 import http from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CLOSE } from '../../../src/http/tails/websocket.ts';
-import { startTestApp, type TestApp } from '../../support/app.ts';
+import { LOG_ONLY, startTestApp, type TestApp } from '../../support/app.ts';
 import {
   append,
   archive,
@@ -19,16 +19,22 @@ let harness: TestApp;
 let base: string;
 
 beforeAll(async () => {
-  harness = await startTestApp();
+  // Bulk records are near 100 KB each: over the default body limit.
+  harness = await startTestApp({ ...LOG_ONLY, bodyLimit: 1024 * 1024 });
   base = await harness.app.listen({ port: 0, host: '127.0.0.1' });
 });
 afterAll(async () => {
   await harness.close();
 });
 
-/** Records big enough that a few dozen overflow every socket buffer between us and a reader. */
-const BULK_RECORDS = 96;
-const bulk = (i: number) => record('message.submitted', { text: `${i}:`.padEnd(200 * 1024, 'x') });
+/**
+ * Records big enough that a few dozen overflow every socket buffer between us and a reader:
+ * messages of 99,000 characters (a message holds at most 100,000), landed two to a batch.
+ */
+const BULK_BATCHES = 96;
+const BULK_RECORDS = 2 * BULK_BATCHES;
+const bulk = (i: number) =>
+  [0, 1].map((j) => record('message.submitted', { text: `${i}.${j}:`.padEnd(99_000, 'x') }));
 
 /** A reader that reads the answer's headers, then stops reading its socket. */
 async function pausedReader(path: string, token: string) {
@@ -57,12 +63,12 @@ describe('a slow NDJSON reader', () => {
     });
     const started = Date.now();
     let slowest = 0;
-    for (let i = 0; i < BULK_RECORDS; i += 1) {
+    for (let i = 0; i < BULK_BATCHES; i += 1) {
       const before = Date.now();
-      await append(harness, session.id, [bulk(i)]);
+      await append(harness, session, bulk(i));
       slowest = Math.max(slowest, Date.now() - before);
     }
-    await archive(harness, session.id);
+    await archive(harness, session);
     await within(15_000, fast.done, 'the fast tail to read every record');
     expect(cursors(fast.lines)).toEqual(Array.from({ length: BULK_RECORDS + 2 }, (_, i) => i + 1));
     expect(slowest).toBeLessThan(1_000);
@@ -101,7 +107,7 @@ describe('a lagging WebSocket reader', () => {
     const lagging = await wsTail(url, { headers: { authorization: `Bearer ${token}` } });
     lagging.socket.pause();
     const other = await wsTail(url, { headers: { authorization: `Bearer ${token}` } });
-    for (let i = 0; i < BULK_RECORDS; i += 1) await append(harness, session.id, [bulk(i)]);
+    for (let i = 0; i < BULK_BATCHES; i += 1) await append(harness, session, bulk(i));
     await until(() => other.lines.length === BULK_RECORDS + 1, 'the other tail', 15_000);
 
     // The server gives up on the lagging reader once its buffer stays full past the limit.
@@ -116,7 +122,7 @@ describe('a lagging WebSocket reader', () => {
     expect(got.length).toBeLessThan(BULK_RECORDS + 1);
 
     // The other reader is untouched: it follows on to the end.
-    await archive(harness, session.id);
+    await archive(harness, session);
     expect((await within(5_000, other.closed, 'the other tail')).code).toBe(1000);
     expect(cursors(other.lines)).toEqual(Array.from({ length: BULK_RECORDS + 2 }, (_, i) => i + 1));
   }, 40_000);

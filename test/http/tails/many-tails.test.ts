@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startTestApp, type TestApp, type TestAppOptions } from '../../support/app.ts';
+import { LOG_ONLY, startTestApp, type TestApp, type TestAppOptions } from '../../support/app.ts';
 import { TEST_REDIS_URL } from '../../support/services.ts';
 import {
   append,
@@ -25,7 +25,7 @@ describe.each<[string, TestAppOptions]>([
   let base: string;
 
   beforeAll(async () => {
-    harness = await startTestApp(options);
+    harness = await startTestApp({ ...LOG_ONLY, ...options });
     base = await harness.app.listen({ port: 0, host: '127.0.0.1' });
   });
   afterAll(async () => {
@@ -50,11 +50,11 @@ describe.each<[string, TestAppOptions]>([
       const size = i % 10 === 0 ? 3 : 1;
       await append(
         harness,
-        session.id,
+        session,
         Array.from({ length: size }, (_, j) => record('message.submitted', { text: `${i}.${j}` })),
       );
     }
-    await archive(harness, session.id);
+    await archive(harness, session);
     const head = (await harness.stores.log.head(session.id))?.head ?? 0;
     expect(head).toBe(1 + APPENDS + (APPENDS / 10) * 2 + 1);
     await within(30_000, Promise.all(tails.map((tail) => tail.done)), 'every tail to end');

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { SessionTokens } from '../../../src/sessions/tokens.ts';
-import { startTestApp, type TestApp } from '../../support/app.ts';
+import { LOG_ONLY, startTestApp, type TestApp } from '../../support/app.ts';
 import {
   append,
   archive,
@@ -18,7 +18,7 @@ let harness: TestApp;
 let base: string;
 
 beforeAll(async () => {
-  harness = await startTestApp();
+  harness = await startTestApp(LOG_ONLY);
   base = await harness.app.listen({ port: 0, host: '127.0.0.1' });
 });
 afterAll(async () => {
@@ -114,7 +114,7 @@ describe('the NDJSON tail', () => {
     );
     expect(tail.status).toBe(200);
     expect(tail.type).toBe('application/jsonstream');
-    for (let i = 0; i < 20; i += 1) await append(harness, session.id, messages(1, i));
+    for (let i = 0; i < 20; i += 1) await append(harness, session, messages(1, i));
     await until(() => tail.lines.length === 21, '21 lines');
     expect(cursors(tail.lines)).toEqual(Array.from({ length: 21 }, (_, i) => i + 1));
     const first = tail.lines[1];
@@ -124,7 +124,7 @@ describe('the NDJSON tail', () => {
         body: { text: 'm0' },
       },
     });
-    await archive(harness, session.id);
+    await archive(harness, session);
     await within(5_000, tail.done, 'the tail to end after session.archived');
     expect(cursors(tail.lines)).toHaveLength(22);
     expect(tail.lines.at(-1)).toMatchObject({
@@ -134,7 +134,7 @@ describe('the NDJSON tail', () => {
 
   it('starts at from and ends before to', async () => {
     const session = await openTestSession(harness);
-    await append(harness, session.id, messages(9));
+    await append(harness, session, messages(9));
     const headers = bearer(await tokenFor(harness, session));
     const tail = await ndjsonTail(base, `/sessions/${session.id}/events?from=3&to=7`, headers);
     await within(5_000, tail.done, 'a tail with to');
@@ -142,15 +142,15 @@ describe('the NDJSON tail', () => {
     // `to` ahead of the head waits for the records before it, then ends.
     const ahead = await ndjsonTail(base, `/sessions/${session.id}/events?from=0&to=13`, headers);
     await until(() => ahead.lines.length === 10, 'the records so far');
-    await append(harness, session.id, messages(5, 100));
+    await append(harness, session, messages(5, 100));
     await within(5_000, ahead.done, 'a tail reaching to');
     expect(cursors(ahead.lines)).toEqual(Array.from({ length: 12 }, (_, i) => i + 1));
   });
 
   it('of an archived session replays the log and ends', async () => {
     const session = await openTestSession(harness);
-    await append(harness, session.id, messages(3));
-    await archive(harness, session.id);
+    await append(harness, session, messages(3));
+    await archive(harness, session);
     const tail = await ndjsonTail(
       base,
       `/sessions/${session.id}/events?from=2`,
@@ -190,11 +190,10 @@ describe('the WebSocket tail', () => {
     const ndjson = await ndjsonTail(base, `/sessions/${session.id}/events?from=1`, bearer(token));
     const ws = await wsTail(url, { headers: bearer(token) });
     const writes = (async () => {
-      for (let i = 0; i < 30; i += 1)
-        await append(harness, session.id, messages(1 + (i % 3), i * 3));
+      for (let i = 0; i < 30; i += 1) await append(harness, session, messages(1 + (i % 3), i * 3));
     })();
     await writes;
-    await archive(harness, session.id);
+    await archive(harness, session);
     await within(5_000, ndjson.done, 'the NDJSON tail to end');
     const closed = await within(5_000, ws.closed, 'the WebSocket tail to end');
     expect(closed).toEqual({ code: 1000, reason: 'the tail ended' });
@@ -241,7 +240,7 @@ describe('the WebSocket tail', () => {
 
 describe('graceful shutdown', () => {
   it('ends NDJSON and WebSocket tails cleanly', async () => {
-    const own = await startTestApp();
+    const own = await startTestApp(LOG_ONLY);
     const url = await own.app.listen({ port: 0, host: '127.0.0.1' });
     const session = await openTestSession(own);
     const token = await new SessionTokens({

@@ -1,88 +1,91 @@
 /**
- * What the tail tests share: sessions made straight through the stores (a directory
- * record and `session.opened` at cursor 1), session tokens from the real minting code,
- * and real NDJSON and WebSocket clients over a listening server.
+ * What the tail tests share: sessions reached the way users reach them (an install by
+ * consent, `POST /sessions`, appends and archives over the API, through `flow.ts`), tokens
+ * minted by the real minting code for the credentials no user can ask for (another scope,
+ * a short life), and real NDJSON and WebSocket clients over a listening server.
  */
-import { randomBytes, randomUUID } from 'node:crypto';
 import http from 'node:http';
+import { randomUUID } from 'node:crypto';
+import { expect } from 'vitest';
 import { WebSocket } from 'ws';
 import type { TailLine } from '../../../src/schemas/records.ts';
-import type { SessionValue } from '../../../src/resources/types.ts';
 import { SessionTokens, type SessionScope } from '../../../src/sessions/tokens.ts';
-import type { PendingRecord, StoredRecord } from '../../../src/storage/log-store.ts';
+import type { Envelope } from '../../../src/storage/log-store.ts';
 import type { TestApp } from '../../support/app.ts';
+import { flowOf, type Owner, type TestInstall } from '../../support/flow.ts';
 
-/** A session made for a test. */
+/** A session opened for principal `ada` by an install made by consent. */
 export interface TestSession {
   readonly id: string;
   readonly tenant: string;
-  readonly install: string;
+  readonly install: TestInstall;
+  /** Ada's session token (read and append). */
+  readonly token: string;
 }
 
-/** Opens a session straight through the stores: directory record and session.opened. */
-export async function openTestSession(harness: TestApp, tenant = `t-${randomUUID()}`) {
-  const id = randomBytes(36).toString('hex');
-  const install = `i-${randomUUID()}`;
-  const value: SessionValue = {
-    id,
-    install,
-    tenant,
-    nonce: randomBytes(16).toString('base64url'),
-    subject: null,
-    opened: Date.now(),
-    config: 'c'.repeat(64),
-    archived: false,
-    archivedAt: null,
-  };
-  await harness.stores.control.write([
-    { op: 'put', kind: 'session', scope: '', id, value, expect: 0 },
-  ]);
-  await append(harness, id, [
-    record('session.opened', { install, principal: 'ada', executor: null }, 'service:session'),
-  ]);
-  return { id, tenant, install } satisfies TestSession;
+/**
+ * Opens a session for `ada` (`POST /sessions`) under a fresh install of `owner`'s tenant
+ * (a fresh tenant when absent); `body` is the open body (an executor, say).
+ */
+export async function openTestSession(
+  harness: TestApp,
+  owner?: Owner,
+  body: Record<string, unknown> = {},
+): Promise<TestSession> {
+  const flow = flowOf(harness);
+  const install = await flow.install(owner === undefined ? {} : { owner });
+  const opened = await flow.expect(201, 'POST', '/sessions?principal=ada', install.key, body);
+  const { session, token } = opened as { session: string; token: string };
+  return { id: session, tenant: install.tenant, install, token };
 }
 
-/** A record ready to land. */
+/** A record a principal lands (part D: `message.submitted` or `turn.cancel`). */
 export function record(
   kind: string,
   body: unknown,
-  producer = 'principal:ada',
-  to: string | null = null,
-): PendingRecord {
-  return { kind: { name: kind, version: 1 }, producer, to, idem: null, body: JSON.stringify(body) };
+): { kind: { name: string; version: 1 }; body: unknown } {
+  return { kind: { name: kind, version: 1 }, body };
 }
 
-/** Lands records as one batch. */
+/** Ada lands `records` as one batch (`POST /sessions/{id}/events`); answers their envelopes. */
 export async function append(
   harness: TestApp,
-  id: string,
-  records: readonly PendingRecord[],
-): Promise<StoredRecord[]> {
-  const result = await harness.stores.log.append({
-    stream: id,
+  session: TestSession,
+  records: readonly ReturnType<typeof record>[],
+): Promise<Envelope[]> {
+  const answer = await flowOf(harness).send(
+    'POST',
+    `/sessions/${session.id}/events`,
+    session.token,
     records,
-    key: null,
-    fingerprint: '',
-  });
-  return [...result.records];
-}
-
-/** Lands `session.archived` last. */
-export async function archive(harness: TestApp, id: string): Promise<StoredRecord> {
-  return harness.stores.log.archive(
-    id,
-    record('session.archived', { by: 'install' }, 'service:session'),
+    { 'idempotency-key': randomUUID() },
   );
+  expect(answer.status, JSON.stringify(answer.body)).toBe(200);
+  return answer.body as Envelope[];
 }
 
-/** A session token for `producer` on the session, minted by the real session token code. */
+/** The install archives the session (`POST /sessions/{id}/archive`): `session.archived` lands last. */
+export async function archive(harness: TestApp, session: TestSession): Promise<void> {
+  await flowOf(harness).expect(200, 'POST', `/sessions/${session.id}/archive`, session.install.key);
+}
+
+/**
+ * A session token for `producer` on the session. For a principal with the usual scopes,
+ * the one the install asks for (`GET /sessions/{id}/token`); for any other producer or
+ * scopes (credentials no user is handed), minted by the real session token code.
+ */
 export async function tokenFor(
   harness: TestApp,
   session: TestSession,
   producer = 'principal:ada',
-  scopes: readonly SessionScope[] = ['read', 'append'],
+  scopes?: readonly SessionScope[],
 ): Promise<string> {
+  if (producer.startsWith('principal:') && scopes === undefined) {
+    const principal = encodeURIComponent(producer.slice('principal:'.length));
+    const path = `/sessions/${session.id}/token?principal=${principal}`;
+    const answer = await flowOf(harness).expect(200, 'GET', path, session.install.key);
+    return (answer as { token: string }).token;
+  }
   const tokens = new SessionTokens({
     tokens: harness.deps.tokens,
     clock: harness.deps.clock,
@@ -92,7 +95,7 @@ export async function tokenFor(
     session: session.id,
     producer,
     tenant: session.tenant,
-    scopes,
+    scopes: scopes ?? ['read', 'append'],
   });
   return minted.token;
 }
