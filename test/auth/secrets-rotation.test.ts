@@ -1,8 +1,9 @@
 /**
  * Issue 14 item 6, end to end: `npm run secrets:rotate` on a service's data folder. A
  * secret stored before the rotation stays readable (the same value reads as unchanged,
- * and it still opens), one stored after is sealed under the new key, and the rotated ring
- * is kept owner-only. The service runs as `npm start` does, and is reached over HTTP.
+ * and it still opens: the service sends it to an MCP server as a connection's bearer), one
+ * stored after is sealed under the new key, and the rotated ring is kept owner-only. The
+ * service runs as `npm start` does, and is reached over HTTP.
  */
 import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
@@ -13,8 +14,10 @@ import { DatabaseSync } from 'node:sqlite';
 import { afterAll, describe, expect, it } from 'vitest';
 import { parseSecretsKeys } from '../../src/auth/secrets-keys.ts';
 import { keyId } from '../../src/storage/secret-box.ts';
-import { openSqliteControlStore, SQLITE_FILE } from '../../src/storage/sql/open.ts';
+import { SQLITE_FILE } from '../../src/storage/sql/open.ts';
+import { LOOPBACK_PEERS } from '../support/egress.ts';
 import { startService } from '../support/service-process.ts';
+import { sampleTools, startPagingServer } from '../mcp/peers/paging.ts';
 
 const ROOT = path.resolve(import.meta.dirname, '../..');
 const OPERATOR_TOKEN = randomBytes(32).toString('base64url');
@@ -42,7 +45,12 @@ function run(script: string, env: Record<string, string>) {
 
 /** Starts the service on `dataDir`; answers a caller of its API and a way to stop it. */
 async function service(dataDir: string) {
-  const running = await startService({ DATA_DIR: dataDir, OPERATOR_TOKEN });
+  // The MCP server the secrets are sent to listens on loopback.
+  const running = await startService({
+    DATA_DIR: dataDir,
+    OPERATOR_TOKEN,
+    EGRESS_ALLOW: LOOPBACK_PEERS,
+  });
   const call = async (method: string, url: string, token: string, body?: unknown) => {
     const response = await fetch(`${running.url}${url}`, {
       method,
@@ -93,9 +101,30 @@ describe('npm run secrets:rotate on a data folder', () => {
     expect(
       (await second.call('PUT', '/secrets/after', token, { value: 'new-secret-value' })).status,
     ).toBe(201);
+    // Both open under the ring: the service sends each as the bearer an MCP server demands.
+    const server = await startPagingServer(sampleTools(1), 10);
+    try {
+      for (const [name, value] of [
+        ['before', 'old-secret-value'],
+        ['after', 'new-secret-value'],
+      ] as const) {
+        server.requireBearer(value);
+        const linked = await second.call('PUT', `/connections/${name}`, token, {
+          name,
+          endpoint: server.endpoint,
+          credential: name,
+        });
+        expect(linked, name).toMatchObject({
+          status: 201,
+          body: { connection: { state: 'linked' } },
+        });
+      }
+    } finally {
+      await server.close();
+    }
     await second.stop();
 
-    // At rest: each value names the key it was sealed under, and both open under the ring.
+    // At rest: each value names the key it was sealed under.
     const db = new DatabaseSync(path.join(dataDir, SQLITE_FILE));
     const rows = db.prepare('SELECT name, sealed FROM secret_values ORDER BY name').all() as {
       name: string;
@@ -106,16 +135,6 @@ describe('npm run secrets:rotate on a data folder', () => {
       ['after', keyId(ring.current)],
       ['before', keyId(oldRing.current)],
     ]);
-    const store = await openSqliteControlStore({
-      file: path.join(dataDir, SQLITE_FILE),
-      secretsKey: ring,
-    });
-    try {
-      expect(await store.readSecretValue('acme', 'before')).toBe('old-secret-value');
-      expect(await store.readSecretValue('acme', 'after')).toBe('new-secret-value');
-    } finally {
-      await store.close();
-    }
   }, 90_000);
 
   it('prints the new ring for SECRETS_KEY, writing nothing, when the keys live in the environment', async () => {

@@ -1,60 +1,44 @@
-import { randomBytes, randomUUID } from 'node:crypto';
-import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import path from 'node:path';
+/**
+ * `deleteInstall` over the control store of a running service, on installs made the way
+ * users make them: an owner links `files`, creates the option `fast` and consents to a
+ * vendor's proposal with an extra tool of `files`.
+ */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { installIndex } from '../../src/consent/documents.ts';
 import { deleteInstall, NO_INSTALL_HOOKS, type InstallHooks } from '../../src/consent/installs.ts';
 import { NotFound } from '../../src/errors.ts';
 import { INDEX, scoped, type InstallValue } from '../../src/resources/types.ts';
 import type { ControlStore } from '../../src/storage/control-store.ts';
-import { openSqliteControlStore } from '../../src/storage/sql/open.ts';
-import { TenantConfig } from '../../src/schemas/tenant.ts';
-import { VendorDocument } from '../../src/schemas/vendor.ts';
+import { startTestApp, type TestApp } from '../support/app.ts';
+import { flowOf } from '../support/flow.ts';
+import { sampleTools, startPagingServer, type PagingServer } from '../mcp/peers/paging.ts';
 
-let folder: string;
+let harness: TestApp;
 let store: ControlStore;
+let files: PagingServer;
 
 beforeAll(async () => {
-  folder = await mkdtemp(path.join(tmpdir(), 'installs-'));
-  store = await openSqliteControlStore({
-    file: path.join(folder, 'service.sqlite'),
-    secretsKey: randomBytes(32),
-  });
+  harness = await startTestApp();
+  store = harness.stores.control;
+  files = await startPagingServer(sampleTools(2), 10);
 });
 afterAll(async () => {
-  await store.close();
-  await rm(folder, { recursive: true, force: true });
+  await files.close();
+  await harness.close();
 });
 
-/** An install stored as consent leaves it. */
+/** An install made by consent, selecting option `fast` and a tool of connection `files`. */
 async function install(): Promise<InstallValue> {
-  const tenant = `t-${randomUUID().slice(0, 8)}`;
-  const value: InstallValue = {
-    id: `in_${randomUUID()}`,
-    tenant,
-    vendor: VendorDocument.parse({ appdoc: 1, name: 'App', description: '', tools: [] }),
-    vendorHash: 'a'.repeat(64),
-    config: TenantConfig.parse({
-      inference: 'fast',
-      extra_tools: [{ connection: 'files', tool: 'read' }],
-    }),
-    deleted: false,
-    keyHash: randomBytes(32).toString('hex'),
-    request: `rq_${randomUUID()}`,
-  };
-  await store.write([
-    {
-      op: 'put',
-      kind: 'install',
-      scope: tenant,
-      id: value.id,
-      value,
-      expect: 0,
-      index: installIndex(value),
-    },
-  ]);
-  return value;
+  const flow = flowOf(harness);
+  const owner = await flow.owner();
+  await flow.option(owner, 'fast');
+  await flow.link(owner, 'files', files.endpoint);
+  const made = await flow.install({
+    owner,
+    config: { inference: 'fast', extra_tools: [{ connection: 'files', tool: 'tool-00' }] },
+  });
+  const stored = await store.get<InstallValue>('install', made.tenant, made.id);
+  if (stored === null) throw new Error(`install ${made.id} is not stored`);
+  return stored.value;
 }
 
 describe('deleteInstall (decisions row 76)', () => {

@@ -8,7 +8,7 @@ import { ControlOAuthStore } from '../../src/connections/oauth-store.ts';
 import type { PendingAuthorization } from '../../src/mcp/oauth-state.ts';
 import type { ControlStore } from '../../src/storage/control-store.ts';
 import { openPostgresControlStore, openSqliteControlStore } from '../../src/storage/sql/open.ts';
-import { createTestSchema, type TestSchema } from '../storage/sql/pg-schema.ts';
+import { createTestSchema, type TestSchema } from './sql/pg-schema.ts';
 
 const secretsKey = randomBytes(32);
 const ENDPOINT = 'http://127.0.0.1:4100/mcp';
