@@ -4,7 +4,7 @@
  * both committing from the same state.
  */
 import { randomUUID } from 'node:crypto';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { ActorHost } from '../../src/actors/actor-host.ts';
 import { PROPOSAL_ACTOR, proposalActor } from '../../src/actors/proposal.actor.ts';
 import { ManualClock } from '../../src/clock.ts';
@@ -12,27 +12,32 @@ import { Conflict } from '../../src/errors.ts';
 import type { ControlStore } from '../../src/storage/control-store.ts';
 import {
   consent,
-  installEffects,
-  newProposal,
-  storeFolder,
-  type StoreFolder,
+  countedEffects as installEffects,
+  processes,
+  propose,
+  type Processes,
 } from './proposal-fixture.ts';
 
 describe('ActorHost in two processes', () => {
-  let folder: StoreFolder;
-  let stores: [ControlStore, ControlStore];
+  let shared: Processes;
+  let stores: readonly [ControlStore, ControlStore];
   let hosts: ActorHost[];
   const clock = new ManualClock();
+  /** A proposal the vendor made; the service's own host committed its first snapshot. */
+  const newProposal = () => propose(shared.harness);
 
-  beforeEach(async () => {
-    folder = await storeFolder();
-    stores = [await folder.open(), await folder.open()];
+  beforeAll(async () => {
+    shared = await processes(clock);
+    stores = shared.stores;
+  });
+  afterAll(async () => {
+    await shared.close();
+  });
+  beforeEach(() => {
     hosts = [];
   });
-
   afterEach(async () => {
     await Promise.all(hosts.map((host) => host.close()));
-    await folder.cleanup();
   });
 
   function host(store: ControlStore, attempts: number): ActorHost {
@@ -44,8 +49,7 @@ describe('ActorHost in two processes', () => {
   it('never commits two commands from one version: every answered command is one version', async () => {
     const [a, b] = [host(stores[0], 3), host(stores[1], 3)];
     const type = proposalActor(installEffects(stores[0]));
-    const p = newProposal();
-    await a.send(type, p.request, p.submit);
+    const p = await newProposal();
 
     // Polls change the state (lastPoll, interval), so each one must commit a version.
     const sends = Array.from({ length: 40 }, (_, i) =>
@@ -73,7 +77,8 @@ describe('ActorHost in two processes', () => {
     // The race was real: the hosts did collide, and lost commits were retried.
     const conflicts = a.stats().conflicts + b.stats().conflicts;
     expect(conflicts).toBeGreaterThan(0);
-    expect(a.stats().commits + b.stats().commits).toBe(1 + answered);
+    // The first version is the service's own submission; every answered poll is one more.
+    expect(a.stats().commits + b.stats().commits).toBe(answered);
   });
 
   it('grants a proposal once when two processes take consents for it at the same time', async () => {
@@ -83,48 +88,52 @@ describe('ActorHost in two processes', () => {
       proposalActor(installEffects(stores[0], calls)),
       proposalActor(installEffects(stores[1], calls)),
     ] as const;
-    const p = newProposal();
+    const p = await newProposal();
     const tenant = `tenant-${randomUUID()}`;
-    await a.send(types[0], p.request, p.submit);
 
-    const answers = await Promise.all(
+    const settled = await Promise.allSettled(
       Array.from({ length: 10 }, (_, i) =>
         i % 2 === 0
           ? a.send(types[0], p.request, consent(p.request, tenant))
           : b.send(types[1], p.request, consent(p.request, tenant)),
       ),
     );
+    // The real effects write the install under the proposal's version: a consent whose
+    // effect lost that race is refused with a Conflict and commits nothing (409 at the
+    // route); every other one is answered, one of them granted.
+    const answers = settled.flatMap((r) => (r.status === 'fulfilled' ? [r.value] : []));
+    for (const r of settled) {
+      if (r.status === 'rejected') expect(r.reason).toBeInstanceOf(Conflict);
+    }
     const outcomes = answers.map((answer) => answer.outcome).sort();
     expect(outcomes.filter((o) => o === 'granted')).toHaveLength(1);
-    expect(outcomes.filter((o) => o === 'already_granted')).toHaveLength(9);
+    expect(outcomes.filter((o) => o === 'already_granted')).toHaveLength(answers.length - 1);
     const installs = new Set(answers.map((answer) => ('install' in answer ? answer.install : '')));
     expect(installs.size).toBe(1);
     // The effect ran at least once (again only when its commit lost a race); one install exists.
     expect(calls.length).toBeGreaterThanOrEqual(1);
     expect(await stores[1].list('install', tenant)).toHaveLength(1);
-    expect((await stores[1].loadSnapshot(PROPOSAL_ACTOR, p.request))?.version).toBe(11);
+    expect((await stores[1].loadSnapshot(PROPOSAL_ACTOR, p.request))?.version).toBe(
+      1 + answers.length,
+    );
   });
 
   it('reports a Conflict once another process moved the actor on under every attempt', async () => {
     const attempts = 4;
     const a = host(stores[0], attempts);
-    const p = newProposal();
+    const b = host(stores[1], attempts);
+    const p = await newProposal();
     let moved = 0;
-    // The effect stands for another process committing the actor while this one works.
+    // The effect stands for another process committing the actor while this one works:
+    // a poll through the other host moves it on.
     const type = proposalActor({
       ...installEffects(stores[0]),
       createInstall: async () => {
-        const current = await stores[1].loadSnapshot(PROPOSAL_ACTOR, p.request);
-        await stores[1].saveSnapshot(
-          PROPOSAL_ACTOR,
-          p.request,
-          current?.snapshot,
-          current?.version ?? 0,
-        );
+        clock.advance(5000);
+        await b.send(proposalActor(installEffects(stores[1])), p.request, p.poll);
         moved += 1;
       },
     });
-    await a.send(type, p.request, p.submit);
 
     const error = await a
       .send(type, p.request, consent(p.request, 'tenant'))

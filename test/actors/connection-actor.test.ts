@@ -15,7 +15,7 @@ import type { ControlStore } from '../../src/storage/control-store.ts';
 import { startEverything, type EverythingServer } from '../mcp/peers/everything.ts';
 import { freePort } from '../mcp/peers/loopback.ts';
 import { loopbackEgress } from '../support/egress.ts';
-import { storeFolder, type StoreFolder } from './proposal-fixture.ts';
+import { processes, type Processes } from './proposal-fixture.ts';
 
 let everything: EverythingServer;
 beforeAll(async () => {
@@ -26,27 +26,34 @@ afterAll(async () => {
 });
 
 describe('connections in the actor host', () => {
-  let folder: StoreFolder;
+  let shared: Processes;
   let hosts: ActorHost[];
   const clock = new ManualClock();
   const sealKey = randomBytes(32);
 
-  beforeEach(async () => {
-    folder = await storeFolder();
+  beforeAll(async () => {
+    shared = await processes(clock);
+  });
+  afterAll(async () => {
+    await shared.close();
+  });
+  beforeEach(() => {
     hosts = [];
   });
   afterEach(async () => {
     await Promise.all(hosts.map((host) => host.close()));
-    await folder.cleanup();
   });
 
-  /** A process: its own store connection, actor host and connection service. */
-  async function process(): Promise<{
+  /**
+   * A process: its own store connection (the test app's first, then a second instance's),
+   * actor host and connection service.
+   */
+  function process(): {
     store: ControlStore;
     host: ActorHost;
     service: ConnectionService;
-  }> {
-    const store = await folder.open();
+  } {
+    const store = shared.stores[hosts.length % 2] ?? shared.stores[0];
     const host = new ActorHost({ store, clock });
     hosts.push(host);
     const service = new ConnectionService({
@@ -71,7 +78,7 @@ describe('connections in the actor host', () => {
   const tenant = () => `t-${randomUUID().slice(0, 8)}`;
 
   it('links with the live catalog, stored as the connection resource, no snapshot kept', async () => {
-    const { store, host, service } = await process();
+    const { store, host, service } = process();
     const t = tenant();
     const answer = await service.put(t, 'mcp', link(everything.endpoint));
     expect(answer).toMatchObject({ outcome: 'created', connection: { state: 'linked' } });
@@ -83,7 +90,7 @@ describe('connections in the actor host', () => {
   });
 
   it('writes nothing for a probe that fails, and answers its upstream error', async () => {
-    const { store, service } = await process();
+    const { store, service } = process();
     const t = tenant();
     await service.put(t, 'mcp', link(everything.endpoint));
     const unreachable = `http://127.0.0.1:${await freePort()}/mcp`;
@@ -96,7 +103,7 @@ describe('connections in the actor host', () => {
   });
 
   it('lets one of two racing PUTs win; the other is refused with version_conflict', async () => {
-    const [a, b] = [await process(), await process()];
+    const [a, b] = [process(), process()];
     const t = tenant();
     const results = await Promise.allSettled([
       a.service.put(t, 'mcp', link(everything.endpoint)),
@@ -111,7 +118,7 @@ describe('connections in the actor host', () => {
   });
 
   it('restores from the store on every command: a connection deleted and made anew elsewhere is read afresh', async () => {
-    const [a, b] = [await process(), await process()];
+    const [a, b] = [process(), process()];
     const t = tenant();
     const ref = { tenant: t, connection: 'mcp' };
     await a.service.put(t, 'mcp', link(everything.endpoint));

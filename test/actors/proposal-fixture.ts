@@ -1,58 +1,55 @@
 /**
- * What the actor host suites share: SQLite control stores in a fresh temp folder (several
- * instances on one file stand for several processes), real install effects over a control
- * store, and the proposal commands.
+ * What the actor host suites share: proposals made the way vendors make them
+ * (`POST /appdoc` on a test app, whose own host commits each one's first snapshot), the
+ * commands a host sends them, and the real install effects (`src/consent/install-effects.ts`)
+ * over the app's control store. A test's own `ActorHost` over that store stands for another
+ * process serving the same actors; two hosts on the app's and a second instance's store
+ * connections stand for two.
  */
-import { createHash, randomBytes, randomUUID } from 'node:crypto';
-import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import path from 'node:path';
+import { createHash, randomUUID } from 'node:crypto';
 import type { ProposalEffects } from '../../src/actors/proposal.actor.ts';
-import { Conflict } from '../../src/errors.ts';
+import { credentialLookup } from '../../src/auth/opaque.ts';
+import { installEffects } from '../../src/consent/install-effects.ts';
 import type { ControlStore } from '../../src/storage/control-store.ts';
-import { openSqliteControlStore } from '../../src/storage/sql/open.ts';
-
-/** Control stores on one SQLite file, each with its own connection. */
-export interface StoreFolder {
-  open(): Promise<ControlStore>;
-  cleanup(): Promise<void>;
-}
-
-export async function storeFolder(): Promise<StoreFolder> {
-  const folder = await mkdtemp(path.join(tmpdir(), 'actors-'));
-  const file = path.join(folder, 'service.sqlite');
-  const secretsKey = randomBytes(32);
-  const opened: ControlStore[] = [];
-  return {
-    open: async () => {
-      const store = await openSqliteControlStore({ file, secretsKey });
-      opened.push(store);
-      return store;
-    },
-    cleanup: async () => {
-      await Promise.all(opened.map((store) => store.close()));
-      await rm(folder, { recursive: true, force: true });
-    },
-  };
-}
+import type { Clock } from '../../src/clock.ts';
+import { startSecondInstance, startTestApp, type TestApp } from '../support/app.ts';
+import { flowOf, vendorDocument } from '../support/flow.ts';
 
 const sha256 = (text: string) => createHash('sha256').update(text).digest('hex');
 
-/** A fresh proposal: its request id, poll secret hash and submission command. */
-export function newProposal(install: string | null = null) {
-  const request = `req-${randomUUID()}`;
-  const secret = sha256(`ps_${randomUUID()}`);
+/** A proposal the vendor made: its request id and expiry, and the poll command. */
+export interface Proposal {
+  readonly request: string;
+  /** When it lapses (Unix ms), as the service answered. */
+  readonly expires: number;
+  readonly poll: { readonly type: 'poll.requested'; readonly secret: string };
+}
+
+/** `POST /appdoc`: a pending proposal (snapshot version 1), and the commands of its vendor. */
+export async function propose(harness: TestApp): Promise<Proposal> {
+  const answer = await flowOf(harness).expect(201, 'POST', '/appdoc', null, vendorDocument());
+  const { request, poll_secret, expires } = answer as {
+    request: string;
+    poll_secret: string;
+    expires: number;
+  };
+  const secret = credentialLookup(poll_secret, 'ps');
+  if (secret === null) throw new Error('the service answered a poll secret of another shape');
+  return { request, expires, poll: { type: 'poll.requested', secret } };
+}
+
+/** A submission of a proposal no vendor made (for commands that must never run). */
+export function submission() {
+  const request = `rq_${randomUUID()}`;
   return {
     request,
-    secret,
     submit: {
       type: 'proposal.submitted',
       request,
       vendor: sha256('vendor document'),
-      secret,
-      install,
+      secret: sha256(`ps_${randomUUID()}`),
+      install: null,
     } as const,
-    poll: { type: 'poll.requested', secret } as const,
   };
 }
 
@@ -64,40 +61,46 @@ export function consent(request: string, tenant: string) {
     resolves: true,
     fits: true,
     grant: {
-      install: `inst-${sha256(request).slice(0, 16)}`,
-      key: `ik_${randomUUID()}`,
+      install: `in_${sha256(request).slice(0, 32)}`,
+      key: sha256(`ik_${randomUUID()}`),
       tenant,
-      config: {},
+      config: { inference: 'default', extra_tools: [], policies: [] },
     },
   } as const;
 }
 
-/**
- * Install effects over a real control store. `createInstall` is idempotent as the host
- * requires: the install id derives from the request, and an existing one is success.
- */
-export function installEffects(store: ControlStore, calls: string[] = []): ProposalEffects {
+/** The real install effects over `store`, naming each run in `calls`. */
+export function countedEffects(store: ControlStore, calls: string[] = []): ProposalEffects {
+  const effects = installEffects(store);
   return {
     createInstall: async (p) => {
       calls.push(`create ${p.install}`);
-      const value = {
-        request: p.request,
-        vendor: p.vendor,
-        key: sha256(p.key ?? ''),
-        config: p.config,
-      };
-      await store
-        .write([{ op: 'put', kind: 'install', scope: p.tenant, id: p.install, value, expect: 0 }])
-        .catch((error: unknown) => {
-          if (!(error instanceof Conflict)) throw error;
-        });
+      await effects.createInstall(p);
     },
     updateInstall: async (p) => {
       calls.push(`update ${p.install}`);
-      const value = { request: p.request, vendor: p.vendor, config: p.config };
-      await store.write([
-        { op: 'put', kind: 'install', scope: p.tenant, id: p.install, value, expect: null },
-      ]);
+      await effects.updateInstall(p);
+    },
+  };
+}
+
+/** Two processes' connections to one service's stores: the test app's and a second instance's. */
+export interface Processes {
+  readonly harness: TestApp;
+  readonly stores: readonly [ControlStore, ControlStore];
+  close(): Promise<void>;
+}
+
+/** Starts a test app on `clock` and a second instance of it. */
+export async function processes(clock: Clock): Promise<Processes> {
+  const harness = await startTestApp({ clock });
+  const second = await startSecondInstance(harness);
+  return {
+    harness,
+    stores: [harness.stores.control, second.stores.control],
+    close: async () => {
+      await second.close();
+      await harness.close();
     },
   };
 }

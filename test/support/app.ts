@@ -139,6 +139,8 @@ export async function startTestApp(options: TestAppOptions = {}): Promise<TestAp
 /** A second instance of a test app's service: another process on the same stores. */
 export interface SecondInstance {
   readonly app: FastifyInstance;
+  /** Its own connections to the stores the first instance runs on. */
+  readonly stores: Stores;
   close(): Promise<void>;
 }
 
@@ -165,6 +167,7 @@ export async function startSecondInstance(first: TestApp): Promise<SecondInstanc
   await app.ready();
   return {
     app,
+    stores,
     close: async () => {
       await app.close();
       await stores.close();
