@@ -92,7 +92,7 @@ export function violations(file: string, text: string, verbs: ReadonlySet<string
       if (
         target.startsWith(`${STORAGE}${path.sep}`) &&
         clause !== undefined &&
-        !clause.isTypeOnly
+        clause.phaseModifier !== ts.SyntaxKind.TypeKeyword
       ) {
         const names = valueImports(clause).filter((name) => !HARMLESS_IMPORTS.has(name));
         if (names.length > 0) at(node, `imports ${names.join(', ')} from src/storage`);
