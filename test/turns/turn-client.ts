@@ -9,6 +9,7 @@
 import { randomUUID } from 'node:crypto';
 import { expect } from 'vitest';
 import type { TestApp } from '../support/app.ts';
+import { fetched, PublicFlow, type Owner } from '../support/flow.ts';
 
 /** A landed record as the principal's tail serves it. */
 export interface TailRecord {
@@ -29,11 +30,7 @@ export interface OpenedSession {
   readonly token: string;
 }
 
-export interface Owner {
-  readonly user: string;
-  readonly tenant: string;
-  readonly token: string;
-}
+export type { Owner };
 
 /** Names of the records of a log, in order. */
 export const kinds = (records: readonly TailRecord[]): string[] =>
@@ -41,11 +38,12 @@ export const kinds = (records: readonly TailRecord[]): string[] =>
 
 export class TurnClient {
   readonly base: string;
-  readonly #operator: string;
+  /** The owner's and the vendor's calls (sign-in, options, proposals, consent). */
+  readonly flow: PublicFlow;
 
   constructor(base: string, operatorToken: string) {
     this.base = base.replace(/\/+$/, '');
-    this.#operator = operatorToken;
+    this.flow = new PublicFlow(fetched(this.base), operatorToken);
   }
 
   /** Sends a JSON request; answers status and parsed body. */
@@ -85,17 +83,8 @@ export class TurnClient {
   }
 
   /** A fresh tenant and its owner's console token (operator grant, decisions row 73). */
-  async owner(): Promise<Owner> {
-    const user = `u-${randomUUID()}`;
-    const tenant = `t-${randomUUID().slice(0, 8)}`;
-    const { token } = (await this.#ok(200, 'POST', '/console/token', this.#operator, {
-      user,
-      tenant,
-    })) as {
-      token: string;
-    };
-    await this.#ok(201, 'PUT', '/console/tenant', token, { name: 'Turn tests' });
-    return { user, tenant, token };
+  owner(): Promise<Owner> {
+    return this.flow.owner('Turn tests');
   }
 
   /**
@@ -109,18 +98,12 @@ export class TurnClient {
   ): Promise<{ key: string; install: string; owner: Owner }> {
     const who = owner ?? (await this.owner());
     await this.call('PUT', '/inferences/fast', who.token, { provider: 'simulated', ...option });
-    const proposal = (await this.#ok(201, 'POST', '/appdoc', null, vendorDocument())) as {
-      request: string;
-      poll_secret: string;
-    };
-    await this.#ok(200, 'POST', `/consent/${proposal.request}`, who.token, {
-      inference: 'fast',
-      ...consent,
+    const made = await this.flow.install({
+      owner: who,
+      vendor: vendorDocument(),
+      config: { inference: 'fast', ...consent },
     });
-    const receipt = (await this.#ok(200, 'POST', '/consent/token', proposal.poll_secret, {
-      request: proposal.request,
-    })) as { key: string; install: string };
-    return { key: receipt.key, install: receipt.install, owner: who };
+    return { key: made.key, install: made.id, owner: who };
   }
 
   /** `POST /sessions` for principal `ada`. */
@@ -264,12 +247,8 @@ export class TurnClient {
   }
 
   /** The owner signed in again (a fresh console token for the same user and tenant). */
-  async signIn(owner: Owner): Promise<Owner> {
-    const { token } = (await this.#ok(200, 'POST', '/console/token', this.#operator, {
-      user: owner.user,
-      tenant: owner.tenant,
-    })) as { token: string };
-    return { ...owner, token };
+  signIn(owner: Owner): Promise<Owner> {
+    return this.flow.signIn(owner.user, owner.tenant);
   }
 }
 

@@ -10,6 +10,7 @@ import { ManualClock } from '../../../src/clock.ts';
 import type { VendorDocument } from '../../../src/schemas/vendor.ts';
 import { startTestApp, type TestApp, type TestAppOptions } from '../../support/app.ts';
 import { newOwner, type ConsoleUser } from '../../support/console.ts';
+import { flowOf } from '../../support/flow.ts';
 import { OpenApiCheck } from '../../support/openapi-check.ts';
 import { startPagingServer, type PagingServer } from '../../mcp/peers/paging.ts';
 
@@ -104,13 +105,7 @@ export function consent(
 /** A fresh tenant owner with an inference option named `fast` (through `PUT /inferences`). */
 export async function ownerWithOption(harness: TestApp): Promise<ConsoleUser> {
   const owner = await newOwner(harness);
-  const response = await harness.app.inject({
-    method: 'PUT',
-    url: '/inferences/fast',
-    headers: owner.headers,
-    payload: { provider: 'simulated' },
-  });
-  expect(response.statusCode, response.body).toBe(201);
+  await flowOf(harness).option(owner, 'fast');
   return owner;
 }
 
@@ -140,14 +135,8 @@ export async function linkConnection(
   name: string,
   endpoint: string,
 ): Promise<void> {
-  const response = await harness.app.inject({
-    method: 'PUT',
-    url: `/connections/${name}`,
-    headers: owner.headers,
-    payload: { name, endpoint },
-  });
-  expect(response.statusCode, response.body).toBe(201);
-  expect(response.json()).toMatchObject({ connection: { state: 'linked' } });
+  const answer = await flowOf(harness).link(owner, name, endpoint);
+  expect(answer).toMatchObject({ connection: { state: 'linked' } });
 }
 
 /** Bearer headers for an install key. */
