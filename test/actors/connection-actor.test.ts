@@ -68,7 +68,7 @@ describe('connections in the actor host', () => {
     return { store, host, service };
   }
 
-  const link = (endpoint: string, timeout = '2s') => ({
+  const link = (endpoint: string, timeout = '10s') => ({
     name: 'mcp',
     endpoint,
     credential: null,
