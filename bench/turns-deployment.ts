@@ -155,13 +155,12 @@ export class Deployment {
   }
 
   /**
-   * The service's resident set size after full, compacting collections (the probe runs
-   * them): what it retains, without the garbage it has yet to collect. Closes a probe
-   * window.
+   * The service's memory after full, compacting collections (the probe runs them): what
+   * it retains, without the garbage it has yet to collect. Closes a probe window.
    */
-  async retainedRss(): Promise<number> {
+  async retained(): Promise<NodeJS.MemoryUsage> {
     await writeFile(`${this.#probeFile}.collect`, '');
-    return (await this.probe()).memory.rss;
+    return (await this.probe()).memory;
   }
 
   /** Throws with the service's stderr if it exited under the bench. */

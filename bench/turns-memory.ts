@@ -25,10 +25,11 @@ const PARALLEL = 100;
 /** Quiet before each reading: the service's timers and collections settle. */
 const SETTLE_MS = 2_000;
 
-/** Bytes of RSS growth from the first reading, as it stands and as retained. */
+/** Bytes of growth from the first reading: RSS as it stands, and RSS and heap as retained. */
 export interface Growth {
   readonly standing: number;
   readonly retained: number;
+  readonly heap: number;
 }
 
 export interface MemoryGrowth {
@@ -36,8 +37,8 @@ export interface MemoryGrowth {
   readonly opened: Growth;
   /** Growth once every one of them ran a turn. */
   readonly ranTurns: Growth;
-  /** RSS at the first reading (retained), bytes. */
-  readonly start: number;
+  /** The first reading, bytes. */
+  readonly start: Growth;
   /** Seconds it took to open the sessions, and to run their turns. */
   readonly openSeconds: number;
   readonly turnSeconds: number;
@@ -73,12 +74,14 @@ async function oneTurnEach(client: TurnsClient, sessions: readonly BenchSession[
 async function reading(deployment: Deployment): Promise<Growth> {
   await pause(SETTLE_MS);
   const standing = await deployment.rss();
-  return { standing, retained: await deployment.retainedRss() };
+  const retained = await deployment.retained();
+  return { standing, retained: retained.rss, heap: retained.heapUsed };
 }
 
 const minus = (a: Growth, b: Growth): Growth => ({
   standing: a.standing - b.standing,
   retained: a.retained - b.retained,
+  heap: a.heap - b.heap,
 });
 
 /** Measures the RSS growth of `count` sessions, opened and then each running one turn. */
@@ -107,7 +110,7 @@ export async function memoryGrowth(
   return {
     opened: minus(opened, start),
     ranTurns: minus(ranTurns, start),
-    start: start.retained,
+    start,
     openSeconds,
     turnSeconds,
   };

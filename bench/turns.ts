@@ -369,7 +369,9 @@ async function memoryDeployment(deployment: Deployment): Promise<void> {
         mb(growth.opened.retained),
         (growth.ranTurns.retained / growth.opened.retained).toFixed(2),
         `< 200 MB ${verdict(growth.ranTurns.retained < 200 * MB)}`,
-        `retained after full GC, from ${mb(growth.start)} MB; VmRSS as it stood ` +
+        `retained after full GC, from ${mb(growth.start.retained)} MB (heap used ` +
+          `${mb(growth.start.heap)} MB, grew ${mb(growth.ranTurns.heap)} vs ` +
+          `${mb(growth.opened.heap)}); VmRSS as it stood ` +
           `${mb(growth.ranTurns.standing)} vs ${mb(growth.opened.standing)}; opened in ` +
           `${growth.openSeconds.toFixed(1)} s, one turn each in ${growth.turnSeconds.toFixed(1)} s`,
       ];
