@@ -1,14 +1,24 @@
 /**
- * Preloaded into a benchmarked service process (`--import`, see `turns-deployment.ts`):
- * watches the process's event loop (`monitorEventLoopDelay`) and its garbage collector
- * (a `gc` PerformanceObserver) and, on SIGUSR2, writes what it saw since the previous
- * signal to BENCH_PROBE_FILE as JSON and starts a new window. The service's own code
- * knows nothing of it; a bench row takes one window around its load.
+ * What a benchmarked server's event loop, garbage collector and memory did over a window
+ * of its load. `Probe` watches the event loop (`monitorEventLoopDelay`) and the collector
+ * (a `gc` PerformanceObserver); `window()` reports what they saw since the previous
+ * window and starts the next.
+ *
+ * Preloaded into a benchmarked service process (`--import`, see `turns-deployment.ts`),
+ * this module starts a probe when BENCH_PROBE_FILE is set and, on SIGUSR2, writes a
+ * window to that file as JSON. The service's own code knows nothing of it. When a file
+ * `<BENCH_PROBE_FILE>.collect` exists at the signal, the window is `retained`: taken
+ * after full, compacting collections (through `gc`, exposed here rather than by a flag
+ * on the service), so that its memory is what the process retains, not garbage it has
+ * yet to collect. A server that runs the bench's code in its own process
+ * (`http-server.ts`) makes a `Probe` of its own instead.
  */
-import { writeFileSync } from 'node:fs';
-import { monitorEventLoopDelay, PerformanceObserver } from 'node:perf_hooks';
+import { existsSync, rmSync, writeFileSync } from 'node:fs';
+import { monitorEventLoopDelay, performance, PerformanceObserver } from 'node:perf_hooks';
+import { setFlagsFromString } from 'node:v8';
+import { runInNewContext } from 'node:vm';
 
-/** One window of the probe, as written to the file. */
+/** One window of the probe. */
 export interface ProbeWindow {
   /** Event-loop delay over the window, ms. */
   readonly loopP50: number;
@@ -22,30 +32,64 @@ export interface ProbeWindow {
   readonly memory: NodeJS.MemoryUsage;
 }
 
-const file = process.env.BENCH_PROBE_FILE;
-if (file !== undefined) {
-  const loop = monitorEventLoopDelay({ resolution: 1 });
-  loop.enable();
-  let gc = { count: 0, max: 0, total: 0 };
-  new PerformanceObserver((list) => {
-    for (const entry of list.getEntries()) {
-      gc.count += 1;
-      gc.total += entry.duration;
-      gc.max = Math.max(gc.max, entry.duration);
+/** Collections run before a retained reading: the second frees what the first's finalisers let go. */
+const COLLECTIONS = 2;
+
+type Collect = (options: { type: 'major'; execution: 'sync' }) => void;
+
+export class Probe {
+  readonly #loop = monitorEventLoopDelay({ resolution: 1 });
+  #gc = { count: 0, max: 0, total: 0 };
+  /** Collections that began before this were the probe's own. */
+  #ownUntil = 0;
+  #collect: Collect | undefined;
+
+  constructor() {
+    this.#loop.enable();
+    new PerformanceObserver((list) => {
+      for (const entry of list.getEntries()) {
+        if (entry.startTime < this.#ownUntil) continue;
+        this.#gc.count += 1;
+        this.#gc.total += entry.duration;
+        this.#gc.max = Math.max(this.#gc.max, entry.duration);
+      }
+    }).observe({ entryTypes: ['gc'] });
+  }
+
+  /**
+   * What was seen since the previous window; `retained`: memory read after full
+   * collections, which are left out of the figures of this window and the next.
+   */
+  window(retained = false): ProbeWindow {
+    if (retained) {
+      if (this.#collect === undefined) {
+        setFlagsFromString('--expose-gc');
+        this.#collect = runInNewContext('gc') as Collect;
+      }
+      for (let i = 0; i < COLLECTIONS; i += 1) this.#collect({ type: 'major', execution: 'sync' });
+      this.#ownUntil = performance.now();
     }
-  }).observe({ entryTypes: ['gc'] });
-  process.on('SIGUSR2', () => {
     const window: ProbeWindow = {
-      loopP50: loop.percentile(50) / 1e6,
-      loopP99: loop.percentile(99) / 1e6,
-      loopMax: loop.max / 1e6,
-      gcCount: gc.count,
-      gcMaxMs: gc.max,
-      gcTotalMs: gc.total,
+      loopP50: this.#loop.percentile(50) / 1e6,
+      loopP99: this.#loop.percentile(99) / 1e6,
+      loopMax: this.#loop.max / 1e6,
+      gcCount: this.#gc.count,
+      gcMaxMs: this.#gc.max,
+      gcTotalMs: this.#gc.total,
       memory: process.memoryUsage(),
     };
-    writeFileSync(file, JSON.stringify(window));
-    loop.reset();
-    gc = { count: 0, max: 0, total: 0 };
+    this.#loop.reset();
+    this.#gc = { count: 0, max: 0, total: 0 };
+    return window;
+  }
+}
+
+const file = process.env.BENCH_PROBE_FILE;
+if (file !== undefined) {
+  const probe = new Probe();
+  process.on('SIGUSR2', () => {
+    const retained = existsSync(`${file}.collect`);
+    if (retained) rmSync(`${file}.collect`);
+    writeFileSync(file, JSON.stringify(probe.window(retained)));
   });
 }

@@ -6,8 +6,11 @@
  * pools and caches of a turn exist before the first reading), the service's VmRSS is
  * read, then again after `count` sessions were opened (the baseline: sessions that ran
  * no turn), then again after each of those sessions ran one turn (ours: sessions that
- * each ran one turn). Each reading is taken after SETTLE_MS of quiet. Every turn is
- * watched on the session's tail, opened for the turn and closed after it.
+ * each ran one turn). Each reading is taken after SETTLE_MS of quiet, twice: VmRSS as it
+ * stands, and the RSS the process retains after full collections (`retainedRss`), which
+ * leaves out the garbage and heap headroom a burst of requests leaves behind until the
+ * collector gets to it. Every turn is watched on the session's tail, opened for the turn
+ * and closed after it.
  */
 import { performance } from 'node:perf_hooks';
 import type { BenchSession, TurnsClient } from './turns-client.ts';
@@ -22,13 +25,20 @@ const PARALLEL = 100;
 /** Quiet before each reading: the service's timers and collections settle. */
 const SETTLE_MS = 2_000;
 
+/** Bytes of growth from the first reading: RSS as it stands, and RSS and heap as retained. */
+export interface Growth {
+  readonly standing: number;
+  readonly retained: number;
+  readonly heap: number;
+}
+
 export interface MemoryGrowth {
-  /** Bytes of VmRSS growth with the sessions opened, no turn run. */
-  readonly opened: number;
-  /** Bytes of VmRSS growth once every one of them ran a turn. */
-  readonly ranTurns: number;
-  /** VmRSS at the first reading, bytes. */
-  readonly start: number;
+  /** Growth with the sessions opened, no turn run. */
+  readonly opened: Growth;
+  /** Growth once every one of them ran a turn. */
+  readonly ranTurns: Growth;
+  /** The first reading, bytes. */
+  readonly start: Growth;
   /** Seconds it took to open the sessions, and to run their turns. */
   readonly openSeconds: number;
   readonly turnSeconds: number;
@@ -60,6 +70,20 @@ async function oneTurnEach(client: TurnsClient, sessions: readonly BenchSession[
   await Promise.all(Array.from({ length: PARALLEL }, worker));
 }
 
+/** RSS as it stands, then as retained, after SETTLE_MS of quiet. */
+async function reading(deployment: Deployment): Promise<Growth> {
+  await pause(SETTLE_MS);
+  const standing = await deployment.rss();
+  const retained = await deployment.retained();
+  return { standing, retained: retained.rss, heap: retained.heapUsed };
+}
+
+const minus = (a: Growth, b: Growth): Growth => ({
+  standing: a.standing - b.standing,
+  retained: a.retained - b.retained,
+  heap: a.heap - b.heap,
+});
+
 /** Measures the RSS growth of `count` sessions, opened and then each running one turn. */
 export async function memoryGrowth(
   deployment: Deployment,
@@ -70,21 +94,24 @@ export async function memoryGrowth(
   const warm = await client.openSessions(key, WARMUP_SESSIONS);
   deployment.track(warm);
   await oneTurnEach(client, warm);
-  await pause(SETTLE_MS);
-  const start = await deployment.rss();
+  const start = await reading(deployment);
 
   let began = performance.now();
   const sessions = await client.openSessions(key, count);
   deployment.track(sessions);
   const openSeconds = (performance.now() - began) / 1000;
-  await pause(SETTLE_MS);
-  const opened = await deployment.rss();
+  const opened = await reading(deployment);
 
   began = performance.now();
   await oneTurnEach(client, sessions);
   const turnSeconds = (performance.now() - began) / 1000;
-  await pause(SETTLE_MS);
-  const ranTurns = await deployment.rss();
+  const ranTurns = await reading(deployment);
   deployment.check();
-  return { opened: opened - start, ranTurns: ranTurns - start, start, openSeconds, turnSeconds };
+  return {
+    opened: minus(opened, start),
+    ranTurns: minus(ranTurns, start),
+    start,
+    openSeconds,
+    turnSeconds,
+  };
 }

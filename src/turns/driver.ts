@@ -26,18 +26,11 @@ import type { LogStore } from '../storage/log-store.ts';
 import type { WorkStore } from '../storage/work-store.ts';
 import { plan, type Step } from './plan.ts';
 import type { SessionState } from './session-state.ts';
-import {
-  authorize,
-  expire,
-  infer,
-  perform,
-  landOwed,
-  requestCompaction,
-  summarize,
-  type StepContext,
-} from './steps.ts';
+import { authorize, expire, perform } from './call-steps.ts';
+import { infer, landOwed, requestCompaction, summarize, type StepContext } from './steps.ts';
 import { SAVE_AT_REST, SAVE_WHILE_ACTIVE, saveState } from './state-snapshot.ts';
 import { checkpointDue, checkpointOnce, type CheckpointTarget } from './usage.ts';
+import type { WakeCounter } from './wake-counter.ts';
 
 /** The longest single timer of a sleep; a longer one is slept in pieces by the loop. */
 const MAX_NAP_MS = 2 ** 31 - 1;
@@ -67,30 +60,6 @@ export interface DriverSession {
   readonly option: InferenceValue;
   readonly provider: InferenceProvider;
   readonly authorizer: Authorizer;
-}
-
-/**
- * Wakes of one session (kicks after a driving record landed here) against the driver's
- * reads of the log. A wake counted before a read began is in what the read returns,
- * since the record landed before its kick; one counted later is `missed`, and the runtime
- * starts the next driver for it once this one has left.
- */
-export class WakeCounter {
-  #count = 0;
-  #seen = 0;
-
-  wake(): void {
-    this.#count += 1;
-  }
-
-  /** Called as a read of the log begins. */
-  look(): void {
-    this.#seen = this.#count;
-  }
-
-  get missed(): boolean {
-    return this.#count > this.#seen;
-  }
 }
 
 /** Drives one session until it rests; answers the due-entry stamp it settled last. */

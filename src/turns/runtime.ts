@@ -31,15 +31,15 @@ import type { LogStore } from '../storage/log-store.ts';
 import { sessionLease, type WorkStore } from '../storage/work-store.ts';
 import type { GateClaims } from '../gate/gate.ts';
 import type { ToolCallOutcome, ToolCallRequest } from '../connections/tool-calls.ts';
-import { SessionDriver, WakeCounter } from './driver.ts';
+import { SessionDriver } from './driver.ts';
 import { DueMarks } from './due-marks.ts';
 import { LeaseKeeper } from './lease-keeper.ts';
 import { SessionConfigs } from './session-configs.ts';
-import { PRODUCERS, serviceRecord, stepKey } from './records.ts';
 import type { SessionState } from './session-state.ts';
 import { restoreState } from './state-snapshot.ts';
-import { land } from './steps.ts';
+import { landEnded } from './steps.ts';
 import { StateCache } from './state-cache.ts';
+import { WakeCounter } from './wake-counter.ts';
 
 export interface TurnRuntimeOptions {
   readonly log: LogStore;
@@ -229,16 +229,7 @@ export class TurnRuntime {
     const state = await this.state(session);
     const turn = state?.context.turn ?? null;
     if (state === null || turn === null || state.phase === 'ended') return;
-    await land(
-      { log: this.#options.log, state },
-      serviceRecord('turn.ended', PRODUCERS.turn, stepKey.end(turn), {
-        turn,
-        reason: 'archived',
-        rounds: state.context.round,
-        usage: state.context.usage,
-        error: null,
-      }),
-    );
+    await landEnded({ log: this.#options.log, state }, turn, 'archived', null);
   }
 
   /** Row 53: the session's archive landed; its driver counts the last records now. */

@@ -1,7 +1,7 @@
 /**
  * The work of each step the planner names (`plan.ts`), landing its record under the
  * step's key (`records.ts`): what the chart owes, one inference attempt, a compaction
- * request and its summary, and the answer to a call.
+ * request and its summary. The answers to calls are in `call-steps.ts`.
  *
  * A step lands at most one record. A step run again lands nothing new: its key replays
  * the first body, or refuses a different one, and either way the state catches up from
@@ -13,16 +13,14 @@ import {
   type InferenceProvider,
   type PromptItem,
 } from '../inference/provider.ts';
-import type { Owed } from '../machines/turn.types.ts';
+import type { Owed, TurnEndReason } from '../machines/turn.types.ts';
 import type { InferenceValue } from '../resources/types.ts';
 import { parseDuration } from '../schemas/duration.ts';
-import { isStoredLayer, openLayer, sealLayer } from '../sessions/sealing.ts';
-import { completionIdem } from '../sessions/write-filter.ts';
+import { sealLayer } from '../sessions/sealing.ts';
 import type { Authorizer } from '../policy/authorizer.ts';
-import { gateClaims, type GateClaims } from '../gate/gate.ts';
+import type { GateClaims } from '../gate/gate.ts';
 import type { Clock } from '../clock.ts';
 import type { ToolCallOutcome, ToolCallRequest } from '../connections/tool-calls.ts';
-import { canonicalJson } from '../sessions/canonical-json.ts';
 import type { LogStore, PendingRecord, StoredRecord } from '../storage/log-store.ts';
 import { retryDelay } from './plan.ts';
 import { keyedBatch, PRODUCERS, serviceRecord, stepKey } from './records.ts';
@@ -80,14 +78,21 @@ export function landOwed(ctx: StepContext, owed: Owed): Promise<void> {
     const first = owed.inputs[0] ?? context.head;
     return land(ctx, serviceRecord('turn.started', PRODUCERS.turn, stepKey.start(first), body));
   }
-  const turn = context.turn ?? 0;
-  const body = {
-    turn,
-    reason: owed.reason,
-    rounds: context.round,
-    usage: context.usage,
-    error: owed.error,
-  };
+  return landEnded(ctx, context.turn ?? 0, owed.reason, owed.error);
+}
+
+/**
+ * Lands `turn.ended` for `turn` under the turn's `end` key, so two enders (the chart's
+ * owed end and an archive's, row 60) land one between them.
+ */
+export function landEnded(
+  ctx: Pick<StepContext, 'log' | 'state'>,
+  turn: number,
+  reason: TurnEndReason,
+  error: string | null,
+): Promise<void> {
+  const { context } = ctx.state;
+  const body = { turn, reason, rounds: context.round, usage: context.usage, error };
   return land(ctx, serviceRecord('turn.ended', PRODUCERS.turn, stepKey.end(turn), body));
 }
 
@@ -209,129 +214,4 @@ export async function summarize(ctx: StepContext, requested: number): Promise<vo
   };
   const key = stepKey.summary(state.context.turn ?? 0, requested);
   await land(ctx, serviceRecord('compaction.completed', PRODUCERS.compactor, key, body));
-}
-
-/** The plain arguments of call `call` of the model.output at `cause` (part D: opened). */
-async function argsOf(ctx: StepContext, cause: number, call: string): Promise<unknown> {
-  const [record] = await ctx.log.read(ctx.state.session, { from: cause, limit: 1 });
-  const body = JSON.parse(record?.body ?? '{}') as {
-    tool_calls?: { id?: unknown; args?: unknown }[];
-  };
-  const stored = body.tool_calls?.find((c) => c.id === call)?.args;
-  if (!isStoredLayer(stored)) return stored ?? {};
-  const opened = openLayer(stored, ctx.tenantKey);
-  if (!opened.ok) throw new Error(`the arguments of call ${call} do not open: ${opened.error}`);
-  return opened.value;
-}
-
-/**
- * Decides call `call` of the round (issue "Tool calls" item 1): `invoke.allowed` addressed
- * to its target, with the sealed arguments, the evidence, its deadline span, result limit
- * and the service's gate; or `invoke.denied` with the reason, the deciding item and the
- * evidence, which the model sees as an error result.
- */
-export async function authorize(ctx: StepContext, call: string, tool: string): Promise<void> {
-  const { turn, round, cause } = ctx.state.context;
-  if (turn === null || cause === null) return;
-  const args = await argsOf(ctx, cause, call);
-  const decision = ctx.authorizer.decide(tool, args);
-  const key = stepKey.answer(turn, round, call);
-  if (!decision.allowed) {
-    const body = {
-      turn,
-      call,
-      tool,
-      reason: decision.reason,
-      item: decision.item,
-      evidence: decision.evidence,
-    };
-    return land(ctx, serviceRecord('invoke.denied', PRODUCERS.authorizer, key, body));
-  }
-  const gate = await ctx.signGate(
-    gateClaims({
-      sid: ctx.state.session,
-      cause,
-      call,
-      tool,
-      args,
-      policy: ctx.authorizer.plan.digest,
-      items: decision.matched,
-    }),
-  );
-  const plain = {
-    turn,
-    cause,
-    call,
-    tool,
-    target: decision.target,
-    args,
-    evidence: decision.evidence,
-    timeout: decision.tool.timeoutMs,
-    result_limit: decision.tool.resultLimit,
-    gate,
-  };
-  const record = {
-    ...serviceRecord('invoke.allowed', PRODUCERS.authorizer, key, {
-      ...plain,
-      args: sealLayer(args, ctx.tenantKey),
-    }),
-    to: decision.target,
-  };
-  // The gate's `iat` differs on a rerun: the fingerprint leaves it out, so a rerun replays.
-  await land(ctx, record, { ...plain, gate: null });
-}
-
-/**
- * Row 58: completes an allowed call its deadline passed with `invoke.completed {ok: false,
- * error: timeout}`, in the call's one completion slot `call:<cause>`: whichever of this and
- * the executor's completion lands first stands, and the other is refused (409).
- */
-export function expire(ctx: StepContext, cause: number): Promise<void> {
-  const body = { ok: false, result: null, error: 'timeout', truncated: false };
-  return land(ctx, serviceRecord('invoke.completed', PRODUCERS.turn, completionIdem(cause), body));
-}
-
-/**
- * Row 89: performs an allowed call of an extra tool over MCP and lands its
- * `invoke.completed` as `service:mcp` in the call's one slot `call:<cause>`, within what is
- * left of its deadline. A server that is down or refuses completes it `ok: false` with
- * the reason, and the turn goes on. The result is sealed (part D) and marked `truncated`
- * when it is longer than the call's `result_limit` (row 17).
- */
-export async function perform(
-  ctx: StepContext,
-  step: {
-    readonly cause: number;
-    readonly call: string;
-    readonly tool: string;
-    readonly deadline: number;
-  },
-): Promise<void> {
-  const tool = ctx.authorizer.tool(step.tool);
-  const output = ctx.state.context.cause;
-  if (output === null) return;
-  const outcome =
-    tool === undefined || tool.source === 'vendor'
-      ? { ok: false, result: null, error: `${step.tool} is not an extra tool of the session` }
-      : await ctx.callTool({
-          tenant: ctx.tenant,
-          connection: tool.source.connection,
-          tool: tool.source.tool,
-          args: await argsOf(ctx, output, step.call),
-          timeoutMs: Math.max(1, Math.min(tool.timeoutMs, step.deadline - ctx.clock.now())),
-        });
-  const size =
-    outcome.result === null ? 0 : Buffer.byteLength(canonicalJson(outcome.result) ?? '', 'utf8');
-  const plain = {
-    ok: outcome.ok,
-    result: outcome.result,
-    error: outcome.error,
-    truncated: size > (tool?.resultLimit ?? Infinity),
-  };
-  const body = {
-    ...plain,
-    result: outcome.result === null ? null : sealLayer(outcome.result, ctx.tenantKey),
-  };
-  const record = serviceRecord('invoke.completed', PRODUCERS.mcp, completionIdem(step.cause), body);
-  await land(ctx, record, plain);
 }
