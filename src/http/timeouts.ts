@@ -12,7 +12,9 @@
  *   is under way (`connectionTimeout`, the socket's inactivity timeout). A tail that
  *   waits for records sends nothing for long spells (decisions row 3: no heartbeats), so
  *   a tail lifts it once its headers are out (`streamLongLived`).
- * - `keepAliveMs`: how long an idle kept-alive connection waits for its next request.
+ * - `keepAliveMs`: how long an idle kept-alive connection waits for its next request
+ *   (Node closes it a second later, `keepAliveTimeoutBuffer`, so that a client never
+ *   sends on a connection as it closes).
  *   Longer than the 60 s idle timeout of the usual load balancers, so that the balancer,
  *   not the service, closes an idle connection (else it may send a request on a
  *   connection the service is closing, and answer 502).

@@ -11,6 +11,8 @@ import { createApp, type AppDeps } from '../../src/app.ts';
 import { loadKeyMaterial, type KeyMaterial } from '../../src/auth/key-material.ts';
 import { TokenService } from '../../src/auth/tokens.ts';
 import { systemClock, systemEntropy, type Clock } from '../../src/clock.ts';
+import { TAIL_LIMITS, type TailLimits } from '../../src/http/tails/limits.ts';
+import { HTTP_TIMEOUTS, type HttpTimeouts } from '../../src/http/timeouts.ts';
 import { createLogger } from '../../src/logger.ts';
 import { parseAllowList } from '../../src/net/addresses.ts';
 import { buildServices, type Services } from '../../src/services.ts';
@@ -41,6 +43,10 @@ export interface TestAppOptions {
    * refuses them.
    */
   readonly egressAllow?: string;
+  /** HTTP timeouts (issue 14 item 2); the service's defaults when absent. */
+  readonly http?: Partial<HttpTimeouts>;
+  /** Tail caps, buffers and heartbeat (issue 14 item 2); the service's defaults when absent. */
+  readonly tailLimits?: Partial<TailLimits>;
 }
 
 export interface TestApp {
@@ -97,6 +103,8 @@ export async function startTestApp(options: TestAppOptions = {}): Promise<TestAp
     shutdown: shutdown.signal,
     sealKey: keys.secretsKey,
     egressAllow: parseAllowList(options.egressAllow ?? LOOPBACK_PEERS),
+    http: { ...HTTP_TIMEOUTS, ...options.http },
+    tailLimits: { ...TAIL_LIMITS, ...options.tailLimits },
   };
   const services = buildServices(deps);
   const app = await createApp(deps, services);
