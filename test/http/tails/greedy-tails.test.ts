@@ -57,7 +57,10 @@ async function tail(opened: OpenedSession, token = opened.token) {
             },
           };
           if (answer.status === 200) resolve(answer);
-          else response.on('end', () => { resolve({ ...answer, body }); });
+          else
+            response.on('end', () => {
+              resolve({ ...answer, body });
+            });
         },
       );
       request.on('error', reject);
