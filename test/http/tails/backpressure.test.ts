@@ -31,7 +31,7 @@ const BULK_RECORDS = 96;
 const bulk = (i: number) => record('message.submitted', { text: `${i}:`.padEnd(200 * 1024, 'x') });
 
 /** A reader that reads the answer's headers, then stops reading its socket. */
-async function pausedReader(path: string, token: string) {
+async function pausedReader(base: string, path: string, token: string) {
   return new Promise<{ response: http.IncomingMessage; request: http.ClientRequest }>(
     (resolve, reject) => {
       const request = http.get(`${base}${path}`, {
@@ -48,10 +48,22 @@ async function pausedReader(path: string, token: string) {
 }
 
 describe('a slow NDJSON reader', () => {
+  // Within its lag allowance (TAIL_LAG_TIMEOUT, long here): past it the reader is dropped
+  // (slow-reader.test.ts).
+  let patient: TestApp;
+  beforeAll(async () => {
+    patient = await startTestApp({ tailLimits: { lagMs: 60_000 } });
+  });
+  afterAll(async () => {
+    await patient.close();
+  });
+
   it('blocks neither appends nor another tail, and reads everything once it reads again', async () => {
+    const harness = patient;
+    const base = await harness.app.listen({ port: 0, host: '127.0.0.1' });
     const session = await openTestSession(harness);
     const token = await tokenFor(harness, session);
-    const slow = await pausedReader(`/sessions/${session.id}/events?from=1`, token);
+    const slow = await pausedReader(base, `/sessions/${session.id}/events?from=1`, token);
     const fast = await ndjsonTail(base, `/sessions/${session.id}/events?from=1`, {
       authorization: `Bearer ${token}`,
     });
