@@ -131,5 +131,15 @@ describe('a lagging WebSocket reader', () => {
     await archive(harness, session.id);
     expect((await within(5_000, other.closed, 'the other tail')).code).toBe(1000);
     expect(cursors(other.lines)).toEqual(Array.from({ length: BULK_RECORDS + 2 }, (_, i) => i + 1));
-  }, 40_000);
+
+    // The dropped reader tails again from after its last record: the rest, once each.
+    const again = await wsTail(
+      `${base.replace('http', 'ws')}/sessions/${session.id}/events?from=${(got.at(-1) ?? 0) + 1}`,
+      { headers: { authorization: `Bearer ${token}` } },
+    );
+    expect((await within(15_000, again.closed, 'the resumed tail')).code).toBe(1000);
+    expect([...got, ...cursors(again.lines)]).toEqual(
+      Array.from({ length: BULK_RECORDS + 2 }, (_, i) => i + 1),
+    );
+  }, 60_000);
 });
