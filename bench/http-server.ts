@@ -21,6 +21,7 @@ import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import pg from 'pg';
+import { TAIL_LIMITS } from '../src/http/tails/limits.ts';
 import { createApp } from '../src/app.ts';
 import { loadKeyMaterial } from '../src/auth/key-material.ts';
 import { TokenService } from '../src/auth/tokens.ts';
@@ -56,6 +57,13 @@ const BASE_URL = 'http://127.0.0.1';
  * credential, and autocannon sends everything with one token).
  */
 const RATE_LIMIT = 10_000_000;
+/**
+ * The tail caps (TAILS_PER_CREDENTIAL 50, TAILS_PER_SESSION 1,000) far above what the bench
+ * opens, for the same reason: its '1 session x 1,000 tails' rows read one session with one
+ * token, and a run's tails may still be closing when the next run opens its own. Buffers
+ * and the heartbeat keep their defaults.
+ */
+const TAIL_CAP = 1_000_000;
 
 const suffix = randomBytes(4).toString('hex');
 const prefix = `bench:${suffix}:`;
@@ -116,6 +124,7 @@ async function start(): Promise<ServerReady> {
     sealKey: keys.secretsKey,
     // The bench measures appends: a build with no inference provider starts no turns.
     providers: {},
+    tailLimits: { ...TAIL_LIMITS, perCredential: TAIL_CAP, perSession: TAIL_CAP },
   });
   await app.ready();
   const bare = await startBareServer(REDIS_URL, prefix);

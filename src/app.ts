@@ -26,6 +26,9 @@ import { installRequestLog, requestId } from './http/request-log.ts';
 import { validatorCompiler } from './http/validation.ts';
 import { auditRoutes } from './http/tails/audit.ts';
 import { sessionTailRoutes } from './http/tails/session-tail.ts';
+import { installHeartbeat } from './http/tails/heartbeat.ts';
+import { TAIL_LIMITS, type TailLimits } from './http/tails/limits.ts';
+import { HTTP_TIMEOUTS, serverTimeouts, type HttpTimeouts } from './http/timeouts.ts';
 import { vendorFlowRoutes } from './http/vendor/flow.ts';
 import { hashCredential } from './auth/key-material.ts';
 import { buildServices, type Services, type ServicesDeps } from './services.ts';
@@ -46,6 +49,10 @@ export interface AppDeps extends ServicesDeps {
   readonly operatorGrant?: boolean;
   /** Aborted when the process stops: open tails end cleanly (issue 2 item 10). */
   readonly shutdown: AbortSignal;
+  /** How long clients may take over requests (issue 14 item 2); `HTTP_TIMEOUTS` when absent. */
+  readonly http?: HttpTimeouts | undefined;
+  /** Caps, buffers and liveness of the tails (issue 14 item 2); `TAIL_LIMITS` when absent. */
+  readonly tailLimits?: TailLimits | undefined;
 }
 
 /** Credentials whose rate-limit bucket is remembered; past this the memory starts afresh. */
@@ -89,6 +96,7 @@ export async function createApp(
     // Only documented routes are served: no implicit HEAD twins.
     exposeHeadRoutes: false,
     forceCloseConnections: 'idle',
+    ...serverTimeouts(deps.http ?? HTTP_TIMEOUTS),
     routerOptions: { ignoreTrailingSlash: false, maxParamLength: 200 },
   });
   app.setValidatorCompiler(validatorCompiler);
@@ -106,6 +114,7 @@ export async function createApp(
     deps.clock,
   );
   await app.register(websocket, { options: { maxPayload: deps.bodyLimit } });
+  installHeartbeat(app, deps.tailLimits ?? TAIL_LIMITS);
   // Unknown routes count against the caller's rate limit too.
   app.setNotFoundHandler({ preHandler: rateLimit }, notFound);
 

@@ -13,6 +13,8 @@ import { OIDC_ALGORITHMS } from './console/oidc.ts';
 import { parseAllowList } from './net/addresses.ts';
 import { parseDuration } from './schemas/duration.ts';
 import { parseRedisTarget } from './storage/redis/target.ts';
+import type { HttpTimeouts } from './http/timeouts.ts';
+import type { TailLimits } from './http/tails/limits.ts';
 
 const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
 
@@ -140,6 +142,17 @@ export const configSchema = z.object({
   TURN_LINGER_MS: optional(positiveInt).default(2_000),
   SESSION_IDLE_ARCHIVE: optional(span).default(7 * 86_400_000),
   EGRESS_ALLOW: optional(cidrList),
+  // Issue 14 item 2: slow and greedy clients.
+  HTTP_HEADERS_TIMEOUT: optional(span).default(10_000),
+  HTTP_REQUEST_TIMEOUT: optional(span).default(30_000),
+  HTTP_CONNECTION_TIMEOUT: optional(span).default(60_000),
+  HTTP_KEEP_ALIVE_TIMEOUT: optional(span).default(72_000),
+  TAILS_PER_CREDENTIAL: optional(positiveInt).default(50),
+  TAILS_PER_SESSION: optional(positiveInt).default(1_000),
+  TAIL_BUFFER_BYTES: optional(positiveInt).default(256 * 1024),
+  TAIL_LAG_TIMEOUT: optional(span).default(5_000),
+  WS_PING_INTERVAL: optional(span).default(30_000),
+  WS_PONG_TIMEOUT: optional(span).default(10_000),
 });
 
 /** The parsed configuration, with paths made absolute and `BASE_URL` defaulted. */
@@ -189,6 +202,10 @@ export interface Config {
    * guard refuses their class (loopback, private, link-local…); empty by default.
    */
   readonly egressAllow: BlockList;
+  /** How long clients may take over requests, and idle connections stay (issue 14 item 2). */
+  readonly http: HttpTimeouts;
+  /** Caps, buffers and liveness of the session tails (issue 14 item 2). */
+  readonly tails: TailLimits;
 }
 
 /** Start-up refused: `variable` is the environment variable at fault. */
@@ -213,6 +230,10 @@ export function parseConfig(
     throw new ConfigError(variable, issue?.message ?? 'is invalid');
   }
   const c = parsed.data;
+  // Node refuses a server whose headers may take longer than the whole request.
+  if (c.HTTP_HEADERS_TIMEOUT > c.HTTP_REQUEST_TIMEOUT) {
+    throw new ConfigError('HTTP_HEADERS_TIMEOUT', 'must not be longer than HTTP_REQUEST_TIMEOUT');
+  }
   const publicHost = c.HOST === '0.0.0.0' || c.HOST === '::' ? '127.0.0.1' : c.HOST;
   return {
     port: c.PORT,
@@ -243,5 +264,19 @@ export function parseConfig(
     turnLingerMs: c.TURN_LINGER_MS,
     sessionIdleArchiveMs: c.SESSION_IDLE_ARCHIVE,
     egressAllow: c.EGRESS_ALLOW ?? parseAllowList(''),
+    http: {
+      headersMs: c.HTTP_HEADERS_TIMEOUT,
+      requestMs: c.HTTP_REQUEST_TIMEOUT,
+      connectionMs: c.HTTP_CONNECTION_TIMEOUT,
+      keepAliveMs: c.HTTP_KEEP_ALIVE_TIMEOUT,
+    },
+    tails: {
+      perCredential: c.TAILS_PER_CREDENTIAL,
+      perSession: c.TAILS_PER_SESSION,
+      bufferBytes: c.TAIL_BUFFER_BYTES,
+      lagMs: c.TAIL_LAG_TIMEOUT,
+      pingIntervalMs: c.WS_PING_INTERVAL,
+      pongTimeoutMs: c.WS_PONG_TIMEOUT,
+    },
   };
 }

@@ -41,6 +41,55 @@ describe('configuration', () => {
     expect(() => parseConfig({ SECRETS_KEY: `${a},short` }, '/')).toThrow('SECRETS_KEY');
   });
 
+  it('defaults and reads the limits on slow and greedy clients (issue 14 item 2)', () => {
+    expect(parseConfig({}, '/')).toMatchObject({
+      http: { headersMs: 10_000, requestMs: 30_000, connectionMs: 60_000, keepAliveMs: 72_000 },
+      tails: {
+        perCredential: 50,
+        perSession: 1_000,
+        bufferBytes: 256 * 1024,
+        lagMs: 5_000,
+        pingIntervalMs: 30_000,
+        pongTimeoutMs: 10_000,
+      },
+    });
+    const set = parseConfig(
+      {
+        HTTP_HEADERS_TIMEOUT: '500ms',
+        HTTP_REQUEST_TIMEOUT: '2s',
+        HTTP_CONNECTION_TIMEOUT: '1m',
+        HTTP_KEEP_ALIVE_TIMEOUT: '5s',
+        TAILS_PER_CREDENTIAL: '3',
+        TAILS_PER_SESSION: '7',
+        TAIL_BUFFER_BYTES: '65536',
+        TAIL_LAG_TIMEOUT: '1s',
+        WS_PING_INTERVAL: '15s',
+        WS_PONG_TIMEOUT: '4s',
+      },
+      '/',
+    );
+    expect(set.http).toEqual({
+      headersMs: 500,
+      requestMs: 2_000,
+      connectionMs: 60_000,
+      keepAliveMs: 5_000,
+    });
+    expect(set.tails).toEqual({
+      perCredential: 3,
+      perSession: 7,
+      bufferBytes: 65_536,
+      lagMs: 1_000,
+      pingIntervalMs: 15_000,
+      pongTimeoutMs: 4_000,
+    });
+  });
+
+  it('refuses a headers timeout longer than the request timeout', () => {
+    expect(() =>
+      parseConfig({ HTTP_HEADERS_TIMEOUT: '1m', HTTP_REQUEST_TIMEOUT: '30s' }, '/'),
+    ).toThrow('HTTP_HEADERS_TIMEOUT: must not be longer than HTTP_REQUEST_TIMEOUT');
+  });
+
   it('treats an empty variable as absent', () => {
     expect(parseConfig({ DATABASE_URL: '', PORT: '' }, '/').databaseUrl).toBeUndefined();
   });
@@ -78,6 +127,10 @@ describe('configuration', () => {
     ['OPERATOR_GRANT', 'yes', 'must be on or off'],
     ['CONSOLE_OIDC_ALGORITHMS', 'RS256,HS256', 'names HS256'],
     ['CONSOLE_OIDC_ALGORITHMS', 'none', 'names none'],
+    ['HTTP_REQUEST_TIMEOUT', '0s', 'must be a positive duration'],
+    ['TAIL_LAG_TIMEOUT', 'soon', 'must be a positive duration'],
+    ['TAILS_PER_CREDENTIAL', '0', 'must be positive'],
+    ['TAIL_BUFFER_BYTES', 'lots', 'must be a number'],
   ])('refuses %s=%s naming the variable', (variable, value, reason) => {
     let caught: unknown;
     try {

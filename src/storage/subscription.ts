@@ -3,8 +3,11 @@
  * `sql/stream-fanout.ts`, Redis's `redis/stream-reader.ts`): a bounded buffer the
  * process's one reader of the stream fills and the tail drains.
  *
- * The bound keeps a slow tail from growing memory: once a push would overflow it, the
- * reader drops the subscription, and the tail goes back to reading the log itself from
+ * The bound keeps a slow tail from growing memory: it counts records (`capacity`) and the
+ * bytes of their bodies (`capacityBytes`, 1 MiB by default), since a tail that stops
+ * reading keeps alive every record it buffers, which a thousand records of 256 KiB
+ * would make a quarter GiB per tail (issue 14 item 2). Once a push would overflow either,
+ * the reader drops the subscription, and the tail goes back to reading the log itself from
  * where it stands before it joins again. Nothing is lost that way, because every record
  * stays in the log; the buffer only saves reads (issue 3, item 7).
  */
@@ -51,22 +54,29 @@ export function handOver(
   };
 }
 
+/** Bytes of bodies one subscription buffers at most, by default. */
+export const SUBSCRIPTION_BYTES = 1024 * 1024;
+
 export class Subscription {
   /** The stream this subscription follows. */
   readonly stream: string;
   /** Every record with a cursor above this one is pushed, in cursor order, without gap. */
   readonly start: number;
   readonly #capacity: number;
+  readonly #capacityBytes: number;
   #entries: FedRecord[] = [];
+  /** Bytes of the bodies in `#entries`. */
+  #bytes = 0;
   #dropped = false;
   #ended = false;
   #wake: (() => void) | undefined;
   #listener: Listener | undefined;
 
-  constructor(stream: string, start: number, capacity: number) {
+  constructor(stream: string, start: number, capacity: number, capacityBytes = SUBSCRIPTION_BYTES) {
     this.stream = stream;
     this.start = start;
     this.#capacity = capacity;
+    this.#capacityBytes = capacityBytes;
   }
 
   /** True once the feed let go of this subscription: the tail reads the log itself. */
@@ -113,10 +123,13 @@ export class Subscription {
   }
 
   #buffer(entries: readonly FedRecord[]): boolean {
-    if (this.#entries.length + entries.length > this.#capacity) {
+    let bytes = this.#bytes;
+    for (const entry of entries) bytes += entry.record.envelope.size;
+    if (this.#entries.length + entries.length > this.#capacity || bytes > this.#capacityBytes) {
       this.drop();
       return false;
     }
+    this.#bytes = bytes;
     for (const entry of entries) this.#entries.push(entry);
     this.#notify();
     return true;
@@ -126,6 +139,7 @@ export class Subscription {
   drop(): void {
     this.#dropped = true;
     this.#entries = [];
+    this.#bytes = 0;
     this.#notify();
   }
 
@@ -139,6 +153,7 @@ export class Subscription {
   take(): FedRecord[] {
     const entries = this.#entries;
     this.#entries = [];
+    this.#bytes = 0;
     return entries;
   }
 

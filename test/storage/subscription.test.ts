@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import type { StoredRecord } from '../../src/storage/log-store.ts';
 import { handOver, Subscription, type FedRecord } from '../../src/storage/subscription.ts';
 
-const fed = (cursor: number, final = false): FedRecord => ({
+const fed = (cursor: number, final = false, size = 2): FedRecord => ({
   record: {
     envelope: {
       at: 1,
@@ -10,7 +10,7 @@ const fed = (cursor: number, final = false): FedRecord => ({
       idem: null,
       kind: { name: 'message.submitted', version: 1 },
       producer: 'principal:p',
-      size: 2,
+      size,
       stream: 's',
       to: null,
     },
@@ -97,5 +97,16 @@ describe('Subscription', () => {
     expect(subscription.take()).toEqual([]);
     expect(subscription.push([fed(4)])).toBe(false);
     await subscription.wait();
+  });
+
+  it('is dropped when the bodies it buffers would pass its bytes (issue 14 item 2)', () => {
+    const subscription = new Subscription('s', 0, 1024, 1000);
+    expect(subscription.push([fed(1, false, 400), fed(2, false, 400)])).toBe(true);
+    expect(cursors(subscription.take())).toEqual([1, 2]);
+    // Taken records no longer count.
+    expect(subscription.push([fed(3, false, 600)])).toBe(true);
+    expect(subscription.push([fed(4, false, 401)])).toBe(false);
+    expect(subscription.dropped).toBe(true);
+    expect(subscription.take()).toEqual([]);
   });
 });

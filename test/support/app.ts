@@ -11,6 +11,8 @@ import { createApp, type AppDeps } from '../../src/app.ts';
 import { loadKeyMaterial, type KeyMaterial } from '../../src/auth/key-material.ts';
 import { TokenService } from '../../src/auth/tokens.ts';
 import { systemClock, systemEntropy, type Clock } from '../../src/clock.ts';
+import { TAIL_LIMITS, type TailLimits } from '../../src/http/tails/limits.ts';
+import { HTTP_TIMEOUTS, type HttpTimeouts } from '../../src/http/timeouts.ts';
 import { createLogger } from '../../src/logger.ts';
 import { parseAllowList } from '../../src/net/addresses.ts';
 import { buildServices, type Services } from '../../src/services.ts';
@@ -46,6 +48,10 @@ export interface TestAppOptions {
    * build with none: options still validate, but no turn runs (see `LOG_ONLY`).
    */
   readonly providers?: AppDeps['providers'];
+  /** HTTP timeouts (issue 14 item 2); the service's defaults when absent. */
+  readonly http?: Partial<HttpTimeouts>;
+  /** Tail caps, buffers and heartbeat (issue 14 item 2); the service's defaults when absent. */
+  readonly tailLimits?: Partial<TailLimits>;
 }
 
 /**
@@ -112,6 +118,8 @@ export async function startTestApp(options: TestAppOptions = {}): Promise<TestAp
     sealKey: keys.secretsKey,
     egressAllow: parseAllowList(options.egressAllow ?? LOOPBACK_PEERS),
     ...(options.providers === undefined ? {} : { providers: options.providers }),
+    http: { ...HTTP_TIMEOUTS, ...options.http },
+    tailLimits: { ...TAIL_LIMITS, ...options.tailLimits },
   };
   const services = buildServices(deps);
   const app = await createApp(deps, services);

@@ -27,6 +27,7 @@ import {
   type ConsoleAuthDeps,
 } from '../auth/console.ts';
 import { problemResponses } from '../openapi-responses.ts';
+import { TAIL_LIMITS, type TailLimits } from './limits.ts';
 import { jsonStreamAnswer, writeJsonLines } from './ndjson.ts';
 
 /** Records read from the log per page: what one audit holds in memory at most. */
@@ -40,6 +41,8 @@ export interface AuditDeps extends ConsoleAuthDeps {
   readonly sealKey: Buffer;
   /** Aborted when the process stops: a long audit ends early. */
   readonly shutdown: AbortSignal;
+  /** A reader that leaves `bufferBytes` unread for `lagMs` is dropped (issue 14 item 2). */
+  readonly tailLimits?: Pick<TailLimits, 'bufferBytes' | 'lagMs'> | undefined;
 }
 
 const AuditLine = z
@@ -115,11 +118,14 @@ export function auditRoutes(app: FastifyInstance, deps: AuditDeps): void {
         gone.abort();
       });
       const stop = AbortSignal.any([gone.signal, deps.shutdown]);
+      const limits = deps.tailLimits ?? TAIL_LIMITS;
       try {
         await writeJsonLines(
           reply,
           auditLines(deps.logStore, stream, head?.head ?? 0, face, stop),
           deps.shutdown,
+          // A reader that stops reading is dropped once it lags (the connection closes).
+          { buffer: { bufferBytes: limits.bufferBytes, lagMs: limits.lagMs } },
         );
       } catch (error) {
         request.log.error({ err: error }, 'audit read failed');

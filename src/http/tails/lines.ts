@@ -5,8 +5,10 @@
  *
  * The tail follows new records until the store ends it (after `session.archived`, or
  * before `to`), and ends early, with a last `Err` line, when the token expires
- * (`token_expired`), when the service stops (`service_stopping`) or when the log cannot be
- * read (`read_failed`); those lines carry the cursor to resume from, or null. When the
+ * (`token_expired`), when the service stops (`service_stopping`), when the reader lags so
+ * far behind that its transport gives up on it (`reader_lagging`, issue 14 item 2) or
+ * when the log cannot be read (`read_failed`); those lines carry the cursor to resume
+ * from, or null. When the
  * reader goes away (`signal`) it ends without a line.
  *
  * Pull-based: a line is produced only when the transport asks for the next one, so a
@@ -35,6 +37,8 @@ export interface TailLinesOptions {
   readonly shutdown: AbortSignal;
   /** Aborted when the reader has gone. */
   readonly signal: AbortSignal;
+  /** Aborted when the transport gives up on a reader that lags behind (`JsonLineWriter`). */
+  readonly lagging?: AbortSignal;
   /** Hears why the log could not be read; the reader is told only that it could not. */
   readonly onError: (error: unknown) => void;
   /** Shares the public face's lines between the tails of one app (`SharedLines`). */
@@ -139,7 +143,13 @@ function anyOf(signals: readonly AbortSignal[]): { signal: AbortSignal; release:
 export async function* tailLines(options: TailLinesOptions): AsyncGenerator<TailLine, void> {
   const { expired } = options;
   // Released when the tail ends: the shutdown signal outlives every tail.
-  const { signal, release } = anyOf([options.signal, options.shutdown, expired]);
+  const { lagging } = options;
+  const { signal, release } = anyOf([
+    options.signal,
+    options.shutdown,
+    expired,
+    ...(lagging === undefined ? [] : [lagging]),
+  ]);
   // The cursor a reader resumes from: one past the last record this tail went past.
   let next = Math.max(1, options.from);
   const why = (): TailLine | null => {
@@ -149,6 +159,9 @@ export async function* tailLines(options: TailLinesOptions): AsyncGenerator<Tail
     }
     if (options.shutdown.aborted) {
       return end('service_stopping', 'the service is stopping; tail again to read on', next);
+    }
+    if (lagging?.aborted === true) {
+      return end('reader_lagging', 'the reader fell too far behind; tail again to read on', next);
     }
     return null;
   };

@@ -2,18 +2,30 @@
  * JSON lines over HTTP (interface 1, decisions row 3): `application/jsonstream`, one
  * object per `\n`-terminated line, no heartbeats, written as the lines come.
  *
- * Backpressure per connection: a line is pulled from its source only once the previous
- * one was accepted, and when `write()` answers false (the socket's buffer is over its
- * high-water mark) the writer waits for `drain` before pulling again. A connection thus
- * holds at most its socket buffer and one line, however slow its reader; the source (a
- * log store tail) never waits on it, since the store buffers each tail boundedly and
- * catches a lagging one up from the log.
+ * Framing (issue 13 item 3): a live tail's body is delimited by the connection's close
+ * (RFC 9112 §6.3, `live`), not chunked, so a line is written as its own bytes,
+ * shared by every tail that serves it, with no chunk header and trailer of its own, and
+ * the lines a pacing window gathers (`pacer.ts`) leave in one write. Lines say
+ * themselves why a tail ended (the last record, or an `Err` line), which chunked
+ * framing's last chunk would otherwise say; a tail's connection is not reused. A read
+ * that ends at the head by itself (the audit) keeps the default chunked framing.
+ *
+ * Backpressure per connection (issue 14 item 2): a line is pulled from its source only
+ * once the previous one was written. Once the unsent bytes held for the connection pass
+ * `bufferBytes` (at least the socket's own high-water mark), nothing more is pulled until
+ * they are written; if that takes longer than `lagMs` the reader lags behind the log, and
+ * the tail ends with one last line saying so (`Err reader_lagging` with the cursor to
+ * tail again from, through `onLag`), after which the connection is closed, read or not,
+ * `lagMs` later. A connection thus holds at most `bufferBytes` and one line, however slow
+ * its reader; the source (a log store tail) never waits on it, since the store buffers
+ * each tail boundedly and catches a lagging one up from the log.
  */
 import { once } from 'node:events';
 import type { ServerResponse } from 'node:http';
 import type { FastifyReply } from 'fastify';
 import type { z } from 'zod';
-import { pacer } from './pacer.ts';
+import { streamLongLived } from '../timeouts.ts';
+import type { Pacer } from './pacer.ts';
 
 /** The media type of the tails (interface 1). */
 export const JSONSTREAM = 'application/jsonstream';
@@ -23,50 +35,101 @@ export function jsonStreamAnswer(line: z.ZodType, description: string) {
   return { description, content: { [JSONSTREAM]: { schema: line } } };
 }
 
-/** Resolves once `raw` drains; false when it closed or `cut` aborted first. */
-async function drained(raw: ServerResponse, cut: AbortSignal): Promise<boolean> {
-  if (cut.aborted || raw.destroyed) return false;
+/** How a writer bounds what it holds for a slow reader. */
+export interface LineBuffer {
+  /** Unsent bytes above which no line is pulled. */
+  readonly bufferBytes: number;
+  /** How long the bytes may stay above it before the reader counts as lagging (ms). */
+  readonly lagMs: number;
+}
+
+/** The bound when the caller gives none: a quarter MiB, five seconds to drain it. */
+const DEFAULT_BUFFER: LineBuffer = { bufferBytes: 256 * 1024, lagMs: 5_000 };
+
+/** The reason a wait for a reader was given up on when its time was up. */
+const LATE = 'late';
+
+/** How `raw` ended a wait for its reader. */
+type Drain = 'drained' | 'closed' | 'late';
+
+/** Waits up to `ms` for `raw` to drain; 'closed' when it closed or `cut` aborted first. */
+async function drained(raw: ServerResponse, cut: AbortSignal, ms: number): Promise<Drain> {
+  if (cut.aborted || raw.destroyed) return 'closed';
   const stop = new AbortController();
   const abort = (): void => {
     stop.abort();
   };
   cut.addEventListener('abort', abort, { once: true });
+  const timer = setTimeout(() => {
+    stop.abort(LATE);
+  }, ms);
   try {
-    const which = await Promise.race([
-      once(raw, 'drain', { signal: stop.signal }).then(() => 'drain' as const),
-      once(raw, 'close', { signal: stop.signal }).then(() => 'close' as const),
+    return await Promise.race([
+      once(raw, 'drain', { signal: stop.signal }).then(() => 'drained' as const),
+      once(raw, 'close', { signal: stop.signal }).then(() => 'closed' as const),
     ]);
-    return which === 'drain';
   } catch {
-    // `once` rejects with an AbortError when `cut` fires.
-    return false;
+    // `once` rejects with an AbortError when `cut` fires or the time is up.
+    return stop.signal.reason === LATE ? 'late' : 'closed';
   } finally {
+    clearTimeout(timer);
     cut.removeEventListener('abort', abort);
     stop.abort();
   }
 }
 
+/** How a `JsonLineWriter` writes. */
+export interface JsonLineWriterOptions<T> {
+  /**
+   * A line with its newline: its JSON text unless the caller shares lines' bytes
+   * (`SharedLines.jsonLine`).
+   */
+  readonly encode?: (line: T) => string | Buffer;
+  /** The app's pacer (`pacer.ts`); unpaced without one. */
+  readonly pacer?: Pacer;
+  /**
+   * A live tail, open for as long as records come: its body is delimited by closing the
+   * connection instead of chunks (see the file header), and its connection is exempt
+   * from the inactivity timeout once the headers are out (`streamLongLived`).
+   */
+  readonly live?: boolean;
+  readonly buffer?: LineBuffer;
+  /**
+   * Called once when the reader lags: the source then ends with a line that says so.
+   * Without it a lagging connection is closed at once.
+   */
+  readonly onLag?: () => void;
+}
+
 /**
- * Writes the lines of one tail as JSON lines on a hijacked reply. `encode` makes a line
- * with its newline (its JSON text unless the caller shares lines' bytes,
- * `SharedLines.jsonLine`). Writes are paced (`pacer.ts`): the lines a reader receives
- * within a few milliseconds go out in one write. `offer` lets the tail's store hand over
- * a line as it lands, while `write` waits for the next one (`TailOptions.deliver`).
+ * Writes the lines of one tail as JSON lines on a hijacked reply. Writes are paced: the
+ * lines a reader receives within a few milliseconds go out in one write. `offer` lets the
+ * tail's store hand over a line as it lands, while `write` waits for the next one
+ * (`TailOptions.deliver`).
  */
 export class JsonLineWriter<T> {
   readonly #encode: (line: T) => string | Buffer;
-  /** The response, once its headers are out. */
+  readonly #options: JsonLineWriterOptions<T>;
+  readonly #buffer: LineBuffer;
+  /** The response, once its headers are out and while the reader keeps up. */
   #raw: ServerResponse | undefined;
   #hold: () => void = () => undefined;
 
-  constructor(encode: (line: T) => string | Buffer = (line) => `${JSON.stringify(line)}\n`) {
-    this.#encode = encode;
+  constructor(options: JsonLineWriterOptions<T> = {}) {
+    this.#encode = options.encode ?? ((line) => `${JSON.stringify(line)}\n`);
+    this.#options = options;
+    this.#buffer = options.buffer ?? DEFAULT_BUFFER;
   }
 
-  /** Writes `line` now when the response is under way and not waiting to drain; else false. */
+  /** Whether `raw` holds more unsent bytes than the bound. */
+  #over(raw: ServerResponse): boolean {
+    return raw.writableNeedDrain && raw.writableLength > this.#buffer.bufferBytes;
+  }
+
+  /** Writes `line` now when the response is under way and under its bound; else false. */
   readonly offer = (line: T): boolean => {
     const raw = this.#raw;
-    if (raw === undefined || raw.destroyed || raw.writableNeedDrain) return false;
+    if (raw === undefined || raw.destroyed || this.#over(raw)) return false;
     this.#hold();
     raw.write(this.#encode(line));
     return true;
@@ -85,6 +148,13 @@ export class JsonLineWriter<T> {
     for (const [name, value] of Object.entries(headers)) {
       if (value !== undefined) raw.setHeader(name, value);
     }
+    const live = this.#options.live === true;
+    if (live) {
+      // Neither a length nor chunks (see the file header).
+      raw.removeHeader('content-length');
+      raw.removeHeader('transfer-encoding');
+      raw.setHeader('connection', 'close');
+    }
     raw.writeHead(200, {
       'content-type': JSONSTREAM,
       'cache-control': 'no-store',
@@ -92,30 +162,55 @@ export class JsonLineWriter<T> {
     });
     // A tail may wait long for its first record: the reader learns at once it is attached.
     raw.flushHeaders();
-    this.#hold = pacer(raw.socket ?? undefined);
+    if (live) streamLongLived(raw.socket);
+    this.#hold = this.#options.pacer?.wire(raw.socket ?? undefined) ?? (() => undefined);
     this.#raw = raw;
+    let lagging = false;
     try {
       for await (const line of source) {
         if (raw.destroyed) break;
         this.#hold();
-        if (!raw.write(this.#encode(line)) && !(await drained(raw, cut))) {
-          raw.destroy();
-          break;
+        raw.write(this.#encode(line));
+        if (lagging || !this.#over(raw)) continue;
+        const drain = await drained(raw, cut, this.#buffer.lagMs);
+        if (drain === 'drained') continue;
+        if (drain === 'late' && this.#options.onLag !== undefined) {
+          // The source ends with the line that says why; nothing more is offered.
+          lagging = true;
+          this.#raw = undefined;
+          this.#options.onLag();
+          continue;
         }
+        raw.destroy();
+        break;
       }
     } finally {
       this.#raw = undefined;
-      if (!raw.destroyed) raw.end();
+      if (!raw.destroyed) {
+        raw.end();
+        if (lagging) closeLater(raw, this.#buffer.lagMs);
+      }
     }
   }
 }
 
-/** `new JsonLineWriter(encode).write(reply, source, cut)`, for a source nothing hands over. */
+/** Destroys `raw` in `ms` unless it closed by then: its reader may never read again. */
+function closeLater(raw: ServerResponse, ms: number): void {
+  const timer = setTimeout(() => {
+    raw.destroy();
+  }, ms);
+  timer.unref();
+  raw.once('close', () => {
+    clearTimeout(timer);
+  });
+}
+
+/** `new JsonLineWriter(options).write(reply, source, cut)`, for a source nothing hands over. */
 export function writeJsonLines<T>(
   reply: FastifyReply,
   source: AsyncIterable<T>,
   cut: AbortSignal,
-  encode?: (line: T) => string | Buffer,
+  options?: JsonLineWriterOptions<T>,
 ): Promise<void> {
-  return new JsonLineWriter(encode).write(reply, source, cut);
+  return new JsonLineWriter(options).write(reply, source, cut);
 }

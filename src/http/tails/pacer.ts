@@ -9,6 +9,11 @@
  * in the same order, the same bytes, each WebSocket message still its own frame. A tail
  * that receives less than one record per window is written to at the end of the tick,
  * as Node's HTTP responses are, with no delay at all.
+ *
+ * One `Pacer` serves every tail of an app (issue 13 item 3: no per-tail timers): the
+ * connections due now are written by one callback at the end of the tick, and those
+ * held for their window wait in one queue behind one timer. A record that reaches a
+ * thousand tails of a session thus costs one callback, not a thousand.
  */
 import { performance } from 'node:perf_hooks';
 import type { Socket } from 'node:net';
@@ -19,31 +24,95 @@ export const TAIL_WINDOW_MS = 2;
 /** What pacing needs of a connection. */
 export type PacedWire = Pick<Socket, 'cork' | 'uncork'>;
 
-/**
- * Returns `hold`, to be called before each write to `wire`: the first write of a batch
- * corks the connection and schedules its flush, at the end of the tick when the last
- * flush is `windowMs` old, else when it will be. Without a wire, `hold` does nothing.
- * `now` is the clock in ms (monotonic; tests drive it by hand).
- */
-export function pacer(
-  wire: PacedWire | undefined,
-  windowMs = TAIL_WINDOW_MS,
-  now: () => number = () => performance.now(),
-): () => void {
-  if (wire === undefined) return () => undefined;
-  let corked = false;
-  let flushed = Number.NEGATIVE_INFINITY;
-  const flush = (): void => {
-    corked = false;
-    flushed = now();
-    wire.uncork();
+/** One paced connection. */
+interface Paced {
+  readonly wire: PacedWire;
+  corked: boolean;
+  /** When its last batch was written. */
+  flushed: number;
+}
+
+/** Held connections and when each is due, in the order they are due. */
+interface Held {
+  readonly paced: Paced;
+  readonly due: number;
+}
+
+/** Paces the writes of many connections with one callback per tick and one timer. */
+export class Pacer {
+  readonly #windowMs: number;
+  readonly #now: () => number;
+  /** Connections to write at the end of this tick. */
+  #soon: Paced[] = [];
+  /** Connections held for their window; `due` grows along the array. */
+  #later: Held[] = [];
+  #timer: NodeJS.Timeout | undefined;
+
+  /** `now` is the clock in ms (monotonic; tests drive it by hand). */
+  constructor(windowMs = TAIL_WINDOW_MS, now: () => number = () => performance.now()) {
+    this.#windowMs = windowMs;
+    this.#now = now;
+  }
+
+  /**
+   * Returns `hold`, to be called before each write to `wire`: the first write of a batch
+   * corks the connection and has it written at the end of the tick when its last batch
+   * is `windowMs` old, else when it will be. Without a wire, `hold` does nothing.
+   */
+  wire(wire: PacedWire | undefined): () => void {
+    if (wire === undefined) return () => undefined;
+    const paced: Paced = { wire, corked: false, flushed: Number.NEGATIVE_INFINITY };
+    return () => {
+      if (paced.corked) return;
+      paced.corked = true;
+      wire.cork();
+      const due = paced.flushed + this.#windowMs;
+      if (due <= this.#now()) {
+        if (this.#soon.push(paced) === 1) process.nextTick(this.#writeSoon);
+        return;
+      }
+      // Every connection waits the same window, so the queue stays in order of `due`.
+      if (this.#later.push({ paced, due }) === 1) this.#arm();
+    };
+  }
+
+  #write(paced: Paced, now: number): void {
+    paced.corked = false;
+    paced.flushed = now;
+    paced.wire.uncork();
+  }
+
+  readonly #writeSoon = (): void => {
+    const soon = this.#soon;
+    this.#soon = [];
+    const now = this.#now();
+    for (const paced of soon) this.#write(paced, now);
   };
-  return () => {
-    if (corked) return;
-    corked = true;
-    wire.cork();
-    const wait = flushed + windowMs - now();
-    if (wait <= 0) process.nextTick(flush);
-    else setTimeout(flush, wait);
+
+  #arm(): void {
+    const head = this.#later[0];
+    if (head === undefined) return;
+    this.#timer = setTimeout(this.#writeLater, Math.max(0, head.due - this.#now()));
+  }
+
+  readonly #writeLater = (): void => {
+    this.#timer = undefined;
+    const now = this.#now();
+    // The head is due: a timer may fire a fraction of a millisecond before `due`.
+    let count = 1;
+    while (count < this.#later.length && (this.#later[count]?.due ?? now) <= now) count += 1;
+    const due = this.#later.splice(0, count);
+    for (const { paced } of due) this.#write(paced, now);
+    this.#arm();
   };
+
+  /** Writes every held connection now and stops the timer (the app is closing). */
+  close(): void {
+    clearTimeout(this.#timer);
+    this.#timer = undefined;
+    const held = this.#later;
+    this.#later = [];
+    const now = this.#now();
+    for (const { paced } of held) this.#write(paced, now);
+  }
 }

@@ -28,6 +28,8 @@ export interface TailReader {
   readonly face: Face;
   /** When the token expires, in ms: the tail ends there (row 68). */
   readonly expires: number;
+  /** The token, as the tail caps count it (`TailSlots`): each minted token on its own. */
+  readonly credential: string;
 }
 
 export interface SessionReaderDeps {
@@ -85,5 +87,7 @@ export async function sessionReader(
     producer: credential.producer,
     face: faceFor(credential.producer, key),
     expires: credential.expires,
+    // The idempotency key is fresh for every minted token (row 9).
+    credential: `${session}:${credential.producer}:${credential.key}`,
   };
 }

@@ -14,10 +14,12 @@ import { TailLine, TailQuery } from '../../schemas/records.ts';
 import type { SessionTokens } from '../../sessions/tokens.ts';
 import type { LogStore } from '../../storage/log-store.ts';
 import { problemResponses } from '../openapi-responses.ts';
+import { TAIL_LIMITS, TailSlots, type TailLimits } from './limits.ts';
 import { deadline, SharedLines, tailLines } from './lines.ts';
 import { jsonStreamAnswer, JsonLineWriter } from './ndjson.ts';
+import { Pacer } from './pacer.ts';
 import { sessionReader, type TailReader } from './session-reader.ts';
-import { LineSender, WEBSOCKET_LIMITS, type WebSocketLimits } from './websocket.ts';
+import { LineSender } from './websocket.ts';
 
 export interface SessionTailDeps {
   readonly logStore: LogStore;
@@ -28,6 +30,8 @@ export interface SessionTailDeps {
   readonly sealKey: Buffer;
   /** Aborted when the process stops: open tails end cleanly. */
   readonly shutdown: AbortSignal;
+  /** Caps and buffers of the tails (issue 14 item 2); `TAIL_LIMITS` when absent. */
+  readonly tailLimits?: TailLimits | undefined;
 }
 
 const Query = TailQuery.extend({
@@ -39,25 +43,36 @@ const Query = TailQuery.extend({
 
 const DESCRIPTION = `Session token. Streams the records from \`from\` as JSON lines (\`application/jsonstream\`), one \`{"Ok": record}\` or \`{"Err": {code, message, cursor}}\` per line. Without \`to\` the tail stays open and follows new records; it ends after \`session.archived\`, before \`to\`, or when the token expires (a last line \`Err token_expired\`).
 
+A token holds at most \`TAILS_PER_CREDENTIAL\` open tails and a session \`TAILS_PER_SESSION\` (50 and 1,000 by default): one more is refused with 429 \`too_many_tails\` until a tail closes. A reader that leaves more than \`TAIL_BUFFER_BYTES\` unread for longer than \`TAIL_LAG_TIMEOUT\` is dropped: the tail ends with a last line \`Err reader_lagging\` carrying the cursor to tail again from, and the connection closes; no record is lost, the reader tails again from that cursor (or from after the last record it read).
+
 Faces: a principal's or console user's token sees public records only; an executor's token also sees the records addressed to it. Call arguments and tool results read \`{"sealed": {"digest", "size"}}\`, except the arguments of a call addressed to the reading executor.
 
-**WebSocket.** The same tail is served at the same path on \`Upgrade: websocket\`: one text message per line, the same objects and faces, then a close frame (1000 ended, 1001 service stopping, 1008 token expired, 1011 read failed, 1013 the reader lagged behind). A browser may pass the token as the \`access_token\` query parameter or as \`Sec-WebSocket-Protocol: bearer, <token>\` (the socket answers the \`bearer\` subprotocol).`;
+**WebSocket.** The same tail is served at the same path on \`Upgrade: websocket\`: one text message per line, the same objects and faces, then a close frame (1000 ended, 1001 service stopping, 1008 token expired, 1011 read failed, 1013 the reader lagged behind: tail again from after the last record received). The service pings a peer silent for \`WS_PING_INTERVAL\` and drops one that leaves a ping unanswered for \`WS_PONG_TIMEOUT\`. A browser may pass the token as the \`access_token\` query parameter or as \`Sec-WebSocket-Protocol: bearer, <token>\` (the socket answers the \`bearer\` subprotocol).`;
 
 /** Registers the session tail. */
-export function sessionTailRoutes(
-  app: FastifyInstance,
-  deps: SessionTailDeps,
-  limits: WebSocketLimits = WEBSOCKET_LIMITS,
-): void {
+export function sessionTailRoutes(app: FastifyInstance, deps: SessionTailDeps): void {
+  const limits = deps.tailLimits ?? TAIL_LIMITS;
+  const buffer = { bufferBytes: limits.bufferBytes, lagMs: limits.lagMs };
   const reading = { sessionTokens: deps.sessionTokens, sealKey: deps.sealKey };
-  // One per app: every tail of the app shares the public face's lines (see SharedLines).
+  // One per app: every tail of the app shares the public face's lines (see SharedLines),
+  // one pacer and one count of open tails.
   const shared = new SharedLines();
-  // The reader verified before the handler runs, so that an upgrade is refused as HTTP.
-  const readers = new WeakMap<FastifyRequest, TailReader>();
+  const pacer = new Pacer();
+  const slots = new TailSlots(limits);
+  app.addHook('onClose', () => {
+    pacer.close();
+    return Promise.resolve();
+  });
+  // The reader verified, and its slot taken, before the handler runs, so that an upgrade
+  // is refused as HTTP.
+  const readers = new WeakMap<FastifyRequest, { reader: TailReader; release: () => void }>();
   const readerOf = (request: FastifyRequest): TailReader => {
-    const reader = readers.get(request);
-    if (reader === undefined) throw new Error('the tail reader was not verified');
-    return reader;
+    const held = readers.get(request);
+    if (held === undefined) throw new Error('the tail reader was not verified');
+    return held.reader;
+  };
+  const release = (request: FastifyRequest): void => {
+    readers.get(request)?.release();
   };
 
   /**
@@ -68,6 +83,7 @@ export function sessionTailRoutes(
     request: FastifyRequest<{ Querystring: TailQuery }>,
     gone: AbortSignal,
     offer: (line: TailLine) => boolean,
+    lagging?: AbortSignal,
   ) => {
     const reader = readerOf(request);
     const expiry = deadline(deps.clock, reader.expires);
@@ -80,6 +96,7 @@ export function sessionTailRoutes(
       expired: expiry.signal,
       shutdown: deps.shutdown,
       signal: gone,
+      ...(lagging === undefined ? {} : { lagging }),
       onError: (error) => {
         request.log.error({ err: error }, 'tail read failed');
       },
@@ -101,22 +118,46 @@ export function sessionTailRoutes(
       querystring: Query,
       response: {
         200: jsonStreamAnswer(TailLine, 'The records, one JSON line each, as they land.'),
-        ...problemResponses(400, 401, 403),
+        ...problemResponses(400, 401, 403, 429),
       },
     },
     preHandler: async (request) => {
-      readers.set(
+      const reader = await sessionReader(
         request,
-        await sessionReader(request, request.params.id, request.query.access_token, reading),
+        request.params.id,
+        request.query.access_token,
+        reading,
       );
+      const free = slots.take(reader.credential, reader.session);
+      // The slot is free again when the tail ends, or else when its connection closes,
+      // whichever way the request ends (a WebSocket upgrade that fails after this never
+      // reaches a handler).
+      const socket = request.raw.socket;
+      socket.once('close', free);
+      readers.set(request, {
+        reader,
+        release: () => {
+          socket.off('close', free);
+          free();
+        },
+      });
     },
     handler: async (request, reply) => {
       const gone = new AbortController();
       reply.raw.once('close', () => {
         gone.abort();
       });
-      const writer = new JsonLineWriter(shared.jsonLine);
-      const tail = open(request, gone.signal, writer.offer);
+      const lagging = new AbortController();
+      const writer = new JsonLineWriter({
+        encode: shared.jsonLine,
+        pacer,
+        live: true,
+        buffer,
+        onLag: () => {
+          lagging.abort();
+        },
+      });
+      const tail = open(request, gone.signal, writer.offer, lagging.signal);
       try {
         await writer.write(reply, tail.lines, AbortSignal.any([deps.shutdown, tail.expired]));
       } catch (error) {
@@ -124,6 +165,7 @@ export function sessionTailRoutes(
         reply.raw.destroy();
       } finally {
         tail.close();
+        release(request);
       }
     },
     wsHandler: async (socket, request) => {
@@ -131,8 +173,9 @@ export function sessionTailRoutes(
       socket.once('close', () => {
         gone.abort();
       });
-      const sender = new LineSender(socket, limits, {
+      const sender = new LineSender(socket, buffer, {
         wire: request.raw.socket,
+        pacer,
         encode: shared.message,
       });
       const tail = open(request, gone.signal, sender.offer);
@@ -143,6 +186,7 @@ export function sessionTailRoutes(
         socket.terminate();
       } finally {
         tail.close();
+        release(request);
       }
     },
   });

@@ -2,20 +2,23 @@
  * The tail over WebSocket (decisions row 3): one text message per line, the same `Ok` and
  * `Err` objects the NDJSON tail writes, then a close frame saying why the tail ended.
  *
- * Backpressure per connection: a line is pulled only after the previous one was handed
- * to the socket. Once a message would take more than `highWaterBytes` into the socket's
- * user-space buffer (`bufferedAmount`), nothing more is pulled until it is written; if
- * that takes longer than `lagMs` the reader is lagging and the connection is closed
- * with 1013 (try again later) and a reason, rather than holding its records in memory.
- * The reader tails again from the cursor after the last record it received.
+ * Backpressure per connection (issue 14 item 2): a line is pulled only after the previous
+ * one was handed to the socket. Once a message would take more than `bufferBytes` into
+ * the socket's user-space buffer (`bufferedAmount`), nothing more is pulled until it is
+ * written; if that takes longer than `lagMs` the reader is lagging and the connection is
+ * closed with 1013 (try again later) and a reason, rather than holding its records in
+ * memory. The reader tails again from the cursor after the last record it received.
+ * A peer that stops answering pings is ended by the app's heartbeat (`heartbeat.ts`).
  *
  * Pacing: `ws` writes each message to the connection at once, one system call per
- * message. The connection under the socket (`wire`) is paced instead (`pacer.ts`): the
- * lines a tail receives within a few milliseconds go out in one write, each its own
- * message, in order.
+ * message. The connection under the socket (`wire`) is paced instead by the app's pacer
+ * (`pacer.ts`): the lines a tail receives within a few milliseconds go out in one write,
+ * each its own message, in order.
  */
 import { WebSocket } from 'ws';
-import { pacer, type PacedWire } from './pacer.ts';
+import type { TailLine } from '../../schemas/records.ts';
+import type { LineBuffer } from './ndjson.ts';
+import type { PacedWire, Pacer } from './pacer.ts';
 
 /** What the tail needs of a socket. */
 export type TailSocket = Pick<
@@ -30,17 +33,9 @@ const TEXT = { binary: false } as const;
 function isOpen(socket: TailSocket): boolean {
   return socket.readyState === WebSocket.OPEN;
 }
-import type { TailLine } from '../../schemas/records.ts';
-
-export interface WebSocketLimits {
-  /** Bytes waiting in a socket's buffer above which the tail stops pulling lines. */
-  readonly highWaterBytes: number;
-  /** How long the buffer may stay above `highWaterBytes` before the reader counts as lagging. */
-  readonly lagMs: number;
-}
 
 /** Defaults: a quarter MiB of unsent lines, five seconds to drain it (≥ 50 KiB/s). */
-export const WEBSOCKET_LIMITS: WebSocketLimits = { highWaterBytes: 256 * 1024, lagMs: 5_000 };
+const WEBSOCKET_BUFFER: LineBuffer = { bufferBytes: 256 * 1024, lagMs: 5_000 };
 
 /** Close codes (RFC 6455 §7.4.1) and reasons (≤ 123 bytes) by how the tail ended. */
 export const CLOSE = {
@@ -93,8 +88,9 @@ async function settlesWithin(flushed: Promise<void>, ms: number, cut: AbortSigna
 
 /** How a `LineSender` writes. */
 export interface LineSenderOptions {
-  /** The connection under the socket, paced (see the file header). */
+  /** The connection under the socket, paced by `pacer` (see the file header). */
   readonly wire?: PacedWire;
+  readonly pacer?: Pacer;
   /**
    * A line's message: its JSON text, or that text's UTF-8 when the caller shares the
    * bytes of lines between tails (`SharedLines.message`). `JSON.stringify` by default.
@@ -111,20 +107,20 @@ export interface LineSenderOptions {
  */
 export class LineSender {
   readonly #socket: TailSocket;
-  readonly #limits: WebSocketLimits;
+  readonly #limits: LineBuffer;
   readonly #encode: (line: TailLine) => string | Buffer;
   readonly #hold: () => void;
   #last: TailLine | undefined;
 
   constructor(
     socket: TailSocket,
-    limits: WebSocketLimits = WEBSOCKET_LIMITS,
+    limits: LineBuffer = WEBSOCKET_BUFFER,
     options: LineSenderOptions = {},
   ) {
     this.#socket = socket;
     this.#limits = limits;
     this.#encode = options.encode ?? JSON.stringify;
-    this.#hold = pacer(options.wire);
+    this.#hold = options.pacer?.wire(options.wire) ?? (() => undefined);
   }
 
   /** Writes `line` now when the socket is open and takes it below the mark; else false. */
@@ -133,7 +129,7 @@ export class LineSender {
 
   /** Sends `message`, the text of `line`, when the buffer stays below the mark. */
   #sendBelowMark(line: TailLine, message: string | Buffer): boolean {
-    if (this.#socket.bufferedAmount + message.length > this.#limits.highWaterBytes) return false;
+    if (this.#socket.bufferedAmount + message.length > this.#limits.bufferBytes) return false;
     this.#hold();
     this.#socket.send(message, TEXT);
     this.#last = line;

@@ -37,7 +37,7 @@ const bulk = (i: number) =>
   [0, 1].map((j) => record('message.submitted', { text: `${i}.${j}:`.padEnd(99_000, 'x') }));
 
 /** A reader that reads the answer's headers, then stops reading its socket. */
-async function pausedReader(path: string, token: string) {
+async function pausedReader(base: string, path: string, token: string) {
   return new Promise<{ response: http.IncomingMessage; request: http.ClientRequest }>(
     (resolve, reject) => {
       const request = http.get(`${base}${path}`, {
@@ -54,10 +54,22 @@ async function pausedReader(path: string, token: string) {
 }
 
 describe('a slow NDJSON reader', () => {
+  // Within its lag allowance (TAIL_LAG_TIMEOUT, long here): past it the reader is dropped
+  // (slow-reader.test.ts).
+  let patient: TestApp;
+  beforeAll(async () => {
+    patient = await startTestApp({ tailLimits: { lagMs: 60_000 } });
+  });
+  afterAll(async () => {
+    await patient.close();
+  });
+
   it('blocks neither appends nor another tail, and reads everything once it reads again', async () => {
+    const harness = patient;
+    const base = await harness.app.listen({ port: 0, host: '127.0.0.1' });
     const session = await openTestSession(harness);
     const token = await tokenFor(harness, session);
-    const slow = await pausedReader(`/sessions/${session.id}/events?from=1`, token);
+    const slow = await pausedReader(base, `/sessions/${session.id}/events?from=1`, token);
     const fast = await ndjsonTail(base, `/sessions/${session.id}/events?from=1`, {
       authorization: `Bearer ${token}`,
     });
@@ -125,5 +137,15 @@ describe('a lagging WebSocket reader', () => {
     await archive(harness, session);
     expect((await within(5_000, other.closed, 'the other tail')).code).toBe(1000);
     expect(cursors(other.lines)).toEqual(Array.from({ length: BULK_RECORDS + 2 }, (_, i) => i + 1));
-  }, 40_000);
+
+    // The dropped reader tails again from after its last record: the rest, once each.
+    const again = await wsTail(
+      `${base.replace('http', 'ws')}/sessions/${session.id}/events?from=${(got.at(-1) ?? 0) + 1}`,
+      { headers: { authorization: `Bearer ${token}` } },
+    );
+    expect((await within(15_000, again.closed, 'the resumed tail')).code).toBe(1000);
+    expect([...got, ...cursors(again.lines)]).toEqual(
+      Array.from({ length: BULK_RECORDS + 2 }, (_, i) => i + 1),
+    );
+  }, 60_000);
 });

@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { TAIL_LIMITS } from '../../../src/http/tails/limits.ts';
 import { LOG_ONLY, startTestApp, type TestApp, type TestAppOptions } from '../../support/app.ts';
 import { TEST_REDIS_URL } from '../../support/services.ts';
 import {
@@ -34,16 +35,22 @@ describe.each<[string, TestAppOptions]>([
 
   it('every tail receives every record once and in order', async () => {
     const session = await openTestSession(harness);
-    const token = await tokenFor(harness, session);
-    const headers = { authorization: `Bearer ${token}` };
+    // A token holds at most TAILS_PER_CREDENTIAL (50) tails: a few tokens share them.
+    const tokens = await Promise.all(
+      Array.from({ length: Math.ceil(TAILS / TAIL_LIMITS.perCredential) }, () =>
+        tokenFor(harness, session),
+      ),
+    );
     const path = `/sessions/${session.id}/events?from=1`;
     // Half over NDJSON, half over WebSocket, all attached before the first append.
     const tails: OpenTail[] = await Promise.all(
-      Array.from({ length: TAILS }, (_, i) =>
-        i % 2 === 0
+      Array.from({ length: TAILS }, (_, i) => {
+        const token = tokens[Math.floor(i / TAIL_LIMITS.perCredential)] ?? '';
+        const headers = { authorization: `Bearer ${token}` };
+        return i % 2 === 0
           ? ndjsonTail(base, path, headers)
-          : wsTail(`${base.replace('http', 'ws')}${path}`, { headers }),
-      ),
+          : wsTail(`${base.replace('http', 'ws')}${path}`, { headers });
+      }),
     );
     // One record per append, as fast as the service takes them over HTTP, some in small
     // batches (the bound on the whole test guards against a hang, on a shared machine).

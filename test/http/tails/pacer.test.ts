@@ -1,5 +1,5 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
-import { pacer } from '../../../src/http/tails/pacer.ts';
+import { Pacer } from '../../../src/http/tails/pacer.ts';
 
 /** A wire that records its corks and uncorks, at the test's clock. */
 function recordingWire(clock: { now: number }) {
@@ -26,7 +26,7 @@ const tick = () =>
     process.nextTick(resolve);
   });
 
-describe('pacer', () => {
+describe('Pacer', () => {
   // The clock and the timers move by hand; process.nextTick stays real.
   const clock = { now: 1000 };
   const advance = (ms: number) => {
@@ -43,7 +43,7 @@ describe('pacer', () => {
 
   it('writes a quiet connection at the end of the tick, once for all writes of the tick', async () => {
     const wire = recordingWire(clock);
-    const hold = pacer(wire, 50, () => clock.now);
+    const hold = new Pacer(50, () => clock.now).wire(wire);
     hold();
     hold();
     hold();
@@ -54,7 +54,7 @@ describe('pacer', () => {
 
   it('holds writes that come within the window of the last write until the window ends', async () => {
     const wire = recordingWire(clock);
-    const hold = pacer(wire, 50, () => clock.now);
+    const hold = new Pacer(50, () => clock.now).wire(wire);
     hold();
     await tick();
     advance(5);
@@ -72,7 +72,7 @@ describe('pacer', () => {
 
   it('writes at once again once the connection has been quiet for a window', async () => {
     const wire = recordingWire(clock);
-    const hold = pacer(wire, 20, () => clock.now);
+    const hold = new Pacer(20, () => clock.now).wire(wire);
     hold();
     await tick();
     advance(20);
@@ -81,9 +81,57 @@ describe('pacer', () => {
     expect(wire.events).toEqual(['cork@1000', 'uncork@1000', 'cork@1020', 'uncork@1020']);
   });
 
+  it('holds many connections behind one timer, each for its own window', async () => {
+    const pacer = new Pacer(10, () => clock.now);
+    const first = recordingWire(clock);
+    const second = recordingWire(clock);
+    const holdFirst = pacer.wire(first);
+    const holdSecond = pacer.wire(second);
+    holdFirst();
+    await tick();
+    advance(5);
+    holdSecond();
+    await tick();
+    advance(1);
+    holdFirst();
+    holdSecond();
+    // Issue 13 item 3: the held connections wait behind one timer, not one each.
+    expect(vi.getTimerCount()).toBe(1);
+    advance(4);
+    expect([first.depth, second.depth]).toEqual([0, 1]);
+    advance(5);
+    expect([first.depth, second.depth]).toEqual([0, 0]);
+    expect(first.events).toEqual(['cork@1000', 'uncork@1000', 'cork@1006', 'uncork@1010']);
+    expect(second.events).toEqual(['cork@1005', 'uncork@1005', 'cork@1006', 'uncork@1015']);
+  });
+
+  it('writes the connections of one tick in one callback at its end', async () => {
+    const pacer = new Pacer(10, () => clock.now);
+    const wires = Array.from({ length: 100 }, () => recordingWire(clock));
+    for (const wire of wires) pacer.wire(wire)();
+    expect(wires.every((wire) => wire.depth === 1)).toBe(true);
+    expect(vi.getTimerCount()).toBe(0);
+    await tick();
+    expect(wires.every((wire) => wire.depth === 0)).toBe(true);
+  });
+
+  it('writes what it holds when the app closes', () => {
+    const pacer = new Pacer(10, () => clock.now);
+    const wire = recordingWire(clock);
+    const hold = pacer.wire(wire);
+    hold();
+    return tick().then(() => {
+      hold();
+      expect(wire.depth).toBe(1);
+      pacer.close();
+      expect(wire.depth).toBe(0);
+      expect(vi.getTimerCount()).toBe(0);
+    });
+  });
+
   it('does nothing without a wire', () => {
     expect(() => {
-      pacer(undefined)();
+      new Pacer().wire(undefined)();
     }).not.toThrow();
   });
 });
