@@ -10,6 +10,7 @@
  */
 import pg from 'pg';
 import { Unavailable } from '../../errors.ts';
+import { isSocketError } from '../socket-errors.ts';
 import type { SqlDialect, SqlDriver, SqlQueryable, SqlRow, SqlValue } from './driver.ts';
 
 export interface PostgresOptions {
@@ -25,6 +26,12 @@ export interface PostgresOptions {
 }
 
 const dialect: SqlDialect = { name: 'postgres', lockRows: ' FOR UPDATE' };
+/**
+ * How long a new connection may take before the attempt fails (issue 14 item 7): without
+ * it a server that accepts nothing (a link gone silent) holds every request that needs a
+ * connection, and the pool's queue, for as long as the kernel keeps trying.
+ */
+export const CONNECT_TIMEOUT_MS = 5_000;
 /** SQLSTATEs worth a retry: serialization_failure, deadlock_detected. */
 const RETRYABLE = new Set(['40001', '40P01']);
 const ATTEMPTS = 5;
@@ -45,23 +52,52 @@ export function clientConfig(options: PostgresOptions): pg.ClientConfig {
     connectionString: options.url,
     ...(schema === undefined ? {} : { options: `-c search_path=${schema}` }),
     application_name: 'agent-session-service',
+    connectionTimeoutMillis: CONNECT_TIMEOUT_MS,
+    // A connection whose server vanished without a word is found out and dropped.
+    keepAlive: true,
   };
 }
 
-/** Errors of reaching the server, as opposed to errors the server answered. */
-function unavailable(error: unknown): unknown {
-  if (error instanceof pg.DatabaseError) return error;
-  if (
-    error instanceof Error &&
-    'code' in error &&
-    typeof error.code === 'string' &&
-    error.code.startsWith('E')
-  ) {
-    return new Unavailable('store_unavailable', `PostgreSQL does not answer (${error.message})`, {
-      cause: error,
-    });
+/**
+ * Messages `pg` gives the errors it makes when a connection is lost, refused or timed out,
+ * or the pool is closing: none carries a code of its own.
+ */
+const CONNECTION_MESSAGES = [
+  'Connection terminated',
+  'timeout exceeded when trying to connect',
+  'Client has encountered a connection error and is not queryable',
+  'Client was closed and is not queryable',
+  'Cannot use a pool after calling end on the pool',
+  'Query read timeout',
+];
+
+/**
+ * SQLSTATEs of a server that cannot serve now: class 08 (connection exception), 53300
+ * too_many_connections, 57P01 admin_shutdown, 57P02 crash_shutdown, 57P03
+ * cannot_connect_now (starting up or shutting down).
+ */
+const UNAVAILABLE_STATES = /^(08...|53300|57P0[123])$/;
+
+/**
+ * True for an error `pg` makes or a server state PostgreSQL answers when it cannot serve:
+ * known by itself, wherever it is caught (the error handler's safety net reads it too).
+ */
+export function isPostgresUnavailable(error: unknown): boolean {
+  if (!(error instanceof Error)) return false;
+  if (error instanceof pg.DatabaseError) {
+    return error.code !== undefined && UNAVAILABLE_STATES.test(error.code);
   }
-  return error;
+  return CONNECTION_MESSAGES.some((prefix) => error.message.startsWith(prefix));
+}
+
+/** `error` of a query as the caller should see it: `Unavailable` when the server is out of reach. */
+function unavailable(error: unknown): unknown {
+  if (!isPostgresUnavailable(error) && !isSocketError(error)) return error;
+  return new Unavailable(
+    'store_unavailable',
+    `PostgreSQL does not answer (${(error as Error).message})`,
+    { cause: error },
+  );
 }
 
 function retryable(error: unknown): boolean {
@@ -139,7 +175,9 @@ export function openPostgresDriver(options: PostgresOptions): SqlDriver {
         try {
           return await transactionOnce(work);
         } catch (error) {
-          if (!retryable(error) || attempt >= ATTEMPTS) throw error;
+          // A connection lost mid-transaction: nothing committed, unless it was lost
+          // after COMMIT went out, which a retry with the same key finds (issue 14 item 7).
+          if (!retryable(error) || attempt >= ATTEMPTS) throw unavailable(error);
         }
       }
     },
