@@ -17,6 +17,7 @@ import { startTestApp, type TestApp } from '../support/app.ts';
 import {
   Answers,
   appendUntil,
+  send,
   followTail,
   probeHealth,
   type Acknowledged,
@@ -36,7 +37,12 @@ import { listeningClient, type TailRecord } from '../turns/turn-client.ts';
 
 const SESSIONS = 3;
 const BEFORE_MS = 1_500;
-const OUTAGE_MS = 3_000;
+/**
+ * How long the store is out: a restart for 3 s; a dark link for longer than the stores'
+ * 5-second connect timeout, so that requests waiting for a connection give up with 503
+ * instead of riding it out.
+ */
+const OUTAGE_MS: Readonly<Record<CutMode, number>> = { refuse: 3_000, hold: 6_500 };
 const AFTER_MS = 2_000;
 /** How often the second tail of each session hangs up and reads on from its cursor. */
 const HANG_UP_MS = 700;
@@ -129,7 +135,7 @@ async function runScenario(scenario: Scenario): Promise<void> {
   if (proxy === null) throw new Error('no proxy to cut');
   phase = 'outage';
   proxy.cut(scenario.mode);
-  await sleep(OUTAGE_MS);
+  await sleep(OUTAGE_MS[scenario.mode]);
   phase = 'after';
   proxy.restore();
   await sleep(AFTER_MS);
@@ -192,7 +198,7 @@ async function runScenario(scenario: Scenario): Promise<void> {
   const ready = health.get('outage')?.ready ?? [];
   const live = [...health.values()].flatMap((seen) => seen.live);
   console.log(
-    `store faults (${scenario.stores}, ${scenario.cut} ${scenario.mode === 'refuse' ? 'restarted' : 'link held dark'} for ${OUTAGE_MS} ms): ` +
+    `store faults (${scenario.stores}, ${scenario.cut} ${scenario.mode === 'refuse' ? 'restarted' : 'link held dark'} for ${OUTAGE_MS[scenario.mode]} ms): ` +
       `records acknowledged ${acknowledged.size} (${before} before the cut), lost ${lost}, ` +
       `duplicated ${duplicated}, at another cursor ${moved}, ` +
       `acknowledged after a 503 for the same key ${answers.retried}, slowest answer ${answers.slowest} ms, ` +
@@ -238,4 +244,75 @@ describe('store faults under load', () => {
   it('rides out a PostgreSQL link held dark: 503 within the timeout, nothing lost', async () => {
     await runScenario({ stores: 'postgres', cut: 'postgres', mode: 'hold' });
   });
+});
+
+describe('an append whose answer was lost', () => {
+  it.each([
+    // Redis holds the log: the append script runs, its answer is lost.
+    ['Redis', { stores: 'redis+postgres', ranBeforeRetry: true }],
+    // PostgreSQL holds everything: the statement in flight (the turn's due mark, before
+    // the append) runs, its answer is lost.
+    ['PostgreSQL', { stores: 'postgres', ranBeforeRetry: false }],
+  ] as const)(
+    'on %s is answered 503, and lands once when the client tries again with the same key',
+    async (_name, { stores, ranBeforeRetry }) => {
+      const postgres = await proxyTo(TEST_DATABASE_URL);
+      const redis = stores === 'postgres' ? null : await proxyTo(TEST_REDIS_URL);
+      const harness = await startTestApp({
+        databaseUrl: throughProxy(TEST_DATABASE_URL, postgres),
+        ...(redis === null ? {} : { redisUrl: throughProxy(TEST_REDIS_URL, redis) }),
+      });
+      const muted = redis ?? postgres;
+      opened.push(harness);
+      const client = await listeningClient(harness);
+      const { key } = await client.install();
+      const held = await client.open(key);
+      const answers = new Answers();
+      const append = (text: string) =>
+        send(answers, `${client.base}/sessions/${held.session}/events`, {
+          method: 'POST',
+          token: held.token,
+          headers: { 'content-type': 'application/json', 'idempotency-key': text },
+          body: JSON.stringify([
+            { kind: { name: 'message.submitted', version: 1 }, body: { text } },
+          ]),
+        });
+      const copies = async (text: string): Promise<number[] | null> => {
+        try {
+          const log = await client.log(held);
+          return log
+            .filter((r) => r.envelope.kind.name === 'message.submitted' && r.body.text === text)
+            .map((r) => r.envelope.cursor);
+        } catch {
+          return null; // Redis not back yet
+        }
+      };
+      expect((await append('first'))?.status).toBe(200);
+
+      // Redis runs the append script; its answer never comes back.
+      muted.mute();
+      const started = Date.now();
+      const lost = await append('answer-lost');
+      const waited = Date.now() - started;
+      muted.restore();
+      expect(lost?.status).toBe(503);
+      expect(lost?.headers.get('retry-after')).toBe('1');
+      const landed = await until('the log served again', () => copies('answer-lost'));
+
+      const retried = await until('the retry answered 200', async () => {
+        const answer = await append('answer-lost');
+        return answer?.status === 200 ? answer : null;
+      });
+      const cursor = (retried.body as { cursor: number }[])[0]?.cursor;
+      const after = await until('the log served again', () => copies('answer-lost'));
+      console.log(
+        `append with its answer lost (${stores}): 503 after ${waited} ms; in the log before the retry at ${JSON.stringify(landed)}; ` +
+          `the retry answered cursor ${cursor}; in the log after it at ${JSON.stringify(after)}`,
+      );
+      if (ranBeforeRetry) expect(landed).toEqual([cursor]);
+      else expect([[], [cursor]]).toContainEqual(landed);
+      expect(after).toEqual([cursor]);
+      expect(answers.faults).toEqual([]);
+    },
+  );
 });

@@ -6,7 +6,11 @@
  *   restart or a dropped link does, and then answers new connections by `mode`:
  *   `refuse` resets them at once (the server is down: connection refused), `hold` accepts
  *   them and forwards nothing (a black hole: the client waits for its connect timeout).
- * - `restore()` lets connections through again; held ones still open are forwarded then.
+ * - `mute()` keeps every open connection but drops what the server answers on it, and
+ *   holds new ones: the server runs what it is sent and the client never hears back, as
+ *   when a link fails between a command and its answer.
+ * - `restore()` lets connections through again; held ones still open are forwarded then,
+ *   and muted ones are reset (answers were lost on them: they can never be in step again).
  *
  * The servers behind it keep running and keep their data, and other sessions sharing
  * them are never disturbed: only the connections through this proxy are cut.
@@ -23,6 +27,8 @@ export interface TcpProxy {
   readonly accepted: number;
   /** Ends every open connection, then refuses or holds new ones until `restore`. */
   cut(mode?: CutMode): void;
+  /** Drops the server's answers on every open connection and holds new ones until `restore`. */
+  mute(): void;
   /** Lets connections through again. */
   restore(): void;
   /** Stops listening and ends every connection. */
@@ -33,6 +39,8 @@ export interface TcpProxy {
 export async function startTcpProxy(target: { host: string; port: number }): Promise<TcpProxy> {
   const open = new Set<Socket>();
   const held = new Set<Socket>();
+  const upstreams = new Map<Socket, Socket>();
+  const muted = new Set<Socket>();
   let mode: CutMode | null = null;
   let accepted = 0;
 
@@ -41,9 +49,11 @@ export async function startTcpProxy(target: { host: string; port: number }): Pro
     const upstream = connect(target.port, target.host);
     open.add(client);
     open.add(upstream);
+    upstreams.set(client, upstream);
     const end = (): void => {
       open.delete(client);
       open.delete(upstream);
+      upstreams.delete(client);
       client.destroy();
       upstream.destroy();
     };
@@ -92,8 +102,18 @@ export async function startTcpProxy(target: { host: string; port: number }): Pro
       mode = how;
       resetAll(open);
     },
+    mute: () => {
+      mode = 'hold';
+      for (const [client, upstream] of upstreams) {
+        upstream.unpipe(client);
+        // Flowing with no destination: what the server answers is read and dropped.
+        upstream.resume();
+        muted.add(client);
+      }
+    },
     restore: () => {
       mode = null;
+      resetAll(muted);
       for (const client of [...held]) {
         held.delete(client);
         if (client.destroyed) continue;

@@ -32,6 +32,12 @@ const dialect: SqlDialect = { name: 'postgres', lockRows: ' FOR UPDATE' };
  * connection, and the pool's queue, for as long as the kernel keeps trying.
  */
 export const CONNECT_TIMEOUT_MS = 5_000;
+/**
+ * How long a statement may go unanswered before it fails and its connection is dropped
+ * (a link gone silent mid-query; `pg` would otherwise wait for as long as TCP does).
+ * Migrations run without it (`TransactionOptions.unbounded`).
+ */
+export const QUERY_TIMEOUT_MS = 5_000;
 /** SQLSTATEs worth a retry: serialization_failure, deadlock_detected. */
 const RETRYABLE = new Set(['40001', '40P01']);
 const ATTEMPTS = 5;
@@ -104,12 +110,27 @@ function retryable(error: unknown): boolean {
   return error instanceof pg.DatabaseError && error.code !== undefined && RETRYABLE.has(error.code);
 }
 
+/** A statement as `pg` takes it, with `pg`'s per-query read timeout when `timeoutMs` is set. */
+function statement(
+  text: string,
+  params: readonly SqlValue[] | undefined,
+  timeoutMs: number | undefined,
+): pg.QueryConfig & { readonly query_timeout?: number } {
+  return {
+    text,
+    // No values: the simple protocol, which runs a script of several statements.
+    ...(params === undefined ? {} : { values: [...params] }),
+    ...(timeoutMs === undefined ? {} : { query_timeout: timeoutMs }),
+  };
+}
+
 async function rows(
   client: pg.Pool | pg.PoolClient,
   sql: string,
   params: readonly SqlValue[],
+  timeoutMs: number | undefined,
 ): Promise<SqlRow[]> {
-  const result = await client.query<SqlRow>(numbered(sql), [...params]);
+  const result = await client.query<SqlRow>(statement(numbered(sql), params, timeoutMs));
   return result.rows;
 }
 
@@ -121,7 +142,10 @@ export function openPostgresDriver(options: PostgresOptions): SqlDriver {
   pool.on('error', () => undefined);
   let closing: Promise<void> | undefined;
 
-  const transactionOnce = async <T>(work: (tx: SqlQueryable) => Promise<T>): Promise<T> => {
+  const transactionOnce = async <T>(
+    work: (tx: SqlQueryable) => Promise<T>,
+    timeoutMs: number | undefined,
+  ): Promise<T> => {
     const client = await pool.connect().catch((error: unknown) => {
       throw unavailable(error);
     });
@@ -129,26 +153,34 @@ export function openPostgresDriver(options: PostgresOptions): SqlDriver {
     const live = (): void => {
       if (!open) throw new Error('query on a finished transaction');
     };
+    const run = async (sql: string): Promise<void> => {
+      await client.query(statement(sql, undefined, timeoutMs));
+    };
     const tx: SqlQueryable = {
       query: async (sql, params = []) => {
         live();
-        return rows(client, sql, params);
+        return rows(client, sql, params, timeoutMs);
       },
       exec: async (sql) => {
         live();
-        await client.query(sql);
+        await run(sql);
       },
     };
     let broken = false;
     try {
-      await client.query('BEGIN');
+      await run('BEGIN');
       const result = await work(tx);
-      await client.query('COMMIT');
+      await run('COMMIT');
       return result;
     } catch (error) {
-      await client.query('ROLLBACK').catch(() => {
-        broken = true;
-      });
+      // A connection that failed or went silent is dropped: a ROLLBACK on it would only
+      // wait too, and the server rolls back a transaction whose connection ends.
+      if (isPostgresUnavailable(error) || isSocketError(error)) broken = true;
+      else {
+        await run('ROLLBACK').catch(() => {
+          broken = true;
+        });
+      }
       throw error;
     } finally {
       open = false;
@@ -160,20 +192,21 @@ export function openPostgresDriver(options: PostgresOptions): SqlDriver {
     dialect,
     query: async (sql, params = []) => {
       try {
-        return await rows(pool, sql, params);
+        return await rows(pool, sql, params, QUERY_TIMEOUT_MS);
       } catch (error) {
         throw unavailable(error);
       }
     },
     exec: async (sql) => {
-      await pool.query(sql).catch((error: unknown) => {
+      await pool.query(statement(sql, undefined, QUERY_TIMEOUT_MS)).catch((error: unknown) => {
         throw unavailable(error);
       });
     },
-    transaction: async (work) => {
+    transaction: async (work, options = {}) => {
+      const timeoutMs = options.unbounded === true ? undefined : QUERY_TIMEOUT_MS;
       for (let attempt = 1; ; attempt++) {
         try {
-          return await transactionOnce(work);
+          return await transactionOnce(work, timeoutMs);
         } catch (error) {
           // A connection lost mid-transaction: nothing committed, unless it was lost
           // after COMMIT went out, which a retry with the same key finds (issue 14 item 7).
