@@ -264,3 +264,18 @@ export async function probeHealth(
     await sleep(100);
   }
 }
+
+/** Tries `attempt` every 100 ms until it answers other than null; fails after `ms`. */
+export async function eventually<T>(
+  what: string,
+  attempt: () => T | null | Promise<T | null>,
+  ms = 10_000,
+): Promise<T> {
+  const deadline = Date.now() + ms;
+  for (;;) {
+    const value = await attempt();
+    if (value !== null) return value;
+    if (Date.now() > deadline) throw new Error(`${what} did not happen within ${ms} ms`);
+    await sleep(100);
+  }
+}
