@@ -108,9 +108,24 @@ export class UpstreamFailure extends ServiceError {
   readonly status = 502;
 }
 
-/** 503: the service's own stores do not answer. */
+/** How long a client is told to wait before it tries again after a 503, in seconds. */
+export const RETRY_AFTER_SECONDS = 1;
+
+/**
+ * 503: the service's own stores do not answer (a lost connection, a refused one, a
+ * timeout; issue 14 item 7). Nothing the request asked for is known to have happened:
+ * the client tries again after `Retry-After` with the same `Idempotency-Key`, which lands
+ * its record once however many tries reached the store.
+ */
 export class Unavailable extends ServiceError {
   readonly status = 503;
+
+  constructor(code: string, message: string, options: ServiceErrorOptions = {}) {
+    super(code, message, {
+      ...options,
+      headers: { 'retry-after': String(RETRY_AFTER_SECONDS), ...options.headers },
+    });
+  }
 }
 
 /** True for any error a caller may see as it is. */

@@ -4,7 +4,11 @@
  * Service errors pass as they are. Fastify's own failures are mapped to the documented
  * categories so that no bad input ever answers 500: a body that is not JSON names where
  * it broke (`json-body.ts`), a wrong content type is 415, an oversized body 413, schema failures 400 with
- * the field and reason. Anything else is our fault: logged whole, answered as a bare 500.
+ * the field and reason. A store that does not answer (a lost, refused or timed-out
+ * connection to Redis or PostgreSQL) is 503 with `Retry-After`, whichever code met it:
+ * the stores raise `Unavailable` themselves, and a client error that escaped them is
+ * recognised here (issue 14 item 7). Anything else is our fault: logged whole, answered
+ * as a bare 500.
  */
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import {
@@ -12,9 +16,12 @@ import {
   NotFound,
   PayloadTooLarge,
   ServiceError,
+  Unavailable,
   UnsupportedMediaType,
   type FieldError,
 } from '../errors.ts';
+import { isRedisUnavailable } from '../storage/redis/failures.ts';
+import { isPostgresUnavailable } from '../storage/sql/postgres-driver.ts';
 import { sendProblem } from './problem.ts';
 
 class InternalError extends ServiceError {
@@ -55,6 +62,9 @@ export function toServiceError(error: unknown): ServiceError {
   if (!(error instanceof Error)) return new InternalError('internal', 'internal error');
   const fastifyError = error as FastifyError;
   if (fastifyError.validation !== undefined) return validationError(fastifyError);
+  if (isRedisUnavailable(error) || isPostgresUnavailable(error)) {
+    return new Unavailable('store_unavailable', 'a store does not answer', { cause: error });
+  }
   switch (fastifyError.code) {
     case 'FST_ERR_CTP_INVALID_MEDIA_TYPE':
     case 'FST_ERR_CTP_INVALID_TYPE':
@@ -107,7 +117,10 @@ export function notFound(request: FastifyRequest, reply: FastifyReply): FastifyR
 export function installErrorHandling(app: FastifyInstance): void {
   app.setErrorHandler((error: unknown, request: FastifyRequest, reply: FastifyReply) => {
     const mapped = toServiceError(error);
-    if (mapped.status >= 500) request.log.error({ err: error }, 'request failed');
+    // A store outage answers every request 503 while it lasts: one line each, no stack.
+    if (mapped.status === 503) {
+      request.log.warn({ code: mapped.code, reason: mapped.message }, 'request failed');
+    } else if (mapped.status >= 500) request.log.error({ err: error }, 'request failed');
     return sendProblem(reply, mapped);
   });
 }

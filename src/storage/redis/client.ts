@@ -5,6 +5,7 @@
  * on a cluster).
  */
 import { Cluster, Redis, type RedisOptions } from 'ioredis';
+import { BLOCK_MS } from './stream-reader.ts';
 import type { RedisTarget } from './target.ts';
 
 type ClusterTarget = Extract<RedisTarget, { kind: 'cluster' }>;
@@ -23,6 +24,36 @@ export type LogConnection =
 const MAX_REDIRECTIONS = 64;
 
 /**
+ * How a standalone command connection behaves when Redis goes away (issue 14 item 7):
+ * a command fails at once instead of waiting in a queue, so the request that issued it
+ * answers 503 with `Retry-After` (`failures.ts`) and the client tries again.
+ * - No offline queue: a command issued while the connection is down or reconnecting fails
+ *   at once. A queued append would otherwise run whenever Redis came back, long after
+ *   its request had given up.
+ * - `maxRetriesPerRequest: 0` and no resending: the commands in flight when the
+ *   connection drops fail with it; they are never sent again on the next connection (an
+ *   append the server did run is found by its idempotency key when the client retries).
+ * - A command that gets no answer within `COMMAND_TIMEOUT_MS` fails (a link that went
+ *   silent), and a connection attempt gives up after `CONNECT_TIMEOUT_MS`.
+ * - It reconnects by itself, every second at the slowest, so service resumes within about
+ *   a second of Redis coming back.
+ */
+export const COMMAND_TIMEOUT_MS = 5_000;
+const CONNECT_TIMEOUT_MS = 5_000;
+const RECONNECT_MAX_MS = 1_000;
+/** How long past its BLOCK time the reader waits for an answer before it gives up. */
+const BLOCKING_GRACE_MS = 2_000;
+
+const FAIL_FAST: RedisOptions = {
+  enableOfflineQueue: false,
+  maxRetriesPerRequest: 0,
+  autoResendUnfulfilledCommands: false,
+  commandTimeout: COMMAND_TIMEOUT_MS,
+  connectTimeout: CONNECT_TIMEOUT_MS,
+  retryStrategy: (times) => Math.min(times * 50, RECONNECT_MAX_MS),
+};
+
+/**
  * The command client of `target`, not yet connected (`connect()` it). Commands issued in
  * the same tick go out in one write (auto-pipelining): with many sessions at work, the
  * appends, reads and head checks of one tick cost one system call instead of one each,
@@ -35,6 +66,7 @@ export function commandClient(target: RedisTarget, name: string): LogConnection 
     return {
       kind: 'standalone',
       client: new Redis(target.url, {
+        ...FAIL_FAST,
         lazyConnect: true,
         connectionName,
         enableAutoPipelining: true,
@@ -55,13 +87,17 @@ export function commandClient(target: RedisTarget, name: string): LogConnection 
 
 /**
  * The standalone reader's blocking connection. It does not reconnect by itself: the
- * reader makes a new one (see `StreamReader`'s `#connection`).
+ * reader makes a new one (see `StreamReader`'s `#connection`). Its first commands wait
+ * for it to connect; a command still unanswered a grace after the longest BLOCK fails,
+ * and the reader replaces a connection whose command failed (a silent link).
  */
 export function blockingConnection(command: Redis, name: string): Redis {
   return command.duplicate({
     connectionName: `${name}:reader`,
     lazyConnect: false,
     retryStrategy: () => null,
+    enableOfflineQueue: true,
+    commandTimeout: BLOCK_MS + BLOCKING_GRACE_MS,
   });
 }
 

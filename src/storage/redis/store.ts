@@ -36,6 +36,7 @@ import {
   type LogConnection,
 } from './client.ts';
 import { ClusterReader } from './cluster-reader.ts';
+import { redisFailure } from './failures.ts';
 import { checkPrefix, sessionKeys, type SessionKeys } from './keys.ts';
 import { defineLogScripts, runAppend, runArchive, type LogClient } from './scripts.ts';
 import { StreamReader, type LogFeed } from './stream-reader.ts';
@@ -128,13 +129,18 @@ class RedisLogStore implements LogStore, TailSource {
   }
 
   async append(batch: AppendBatch): Promise<AppendResult> {
-    const outcome = await runAppend(
-      this.#redis,
-      this.#keys(batch.stream),
-      this.#wake,
-      batch,
-      this.#clock?.now(),
-    );
+    let outcome;
+    try {
+      outcome = await runAppend(
+        this.#redis,
+        this.#keys(batch.stream),
+        this.#wake,
+        batch,
+        this.#clock?.now(),
+      );
+    } catch (error) {
+      throw redisFailure(error);
+    }
     switch (outcome.code) {
       case 'landed':
         return {
@@ -152,7 +158,13 @@ class RedisLogStore implements LogStore, TailSource {
 
   async archive(stream: string, record: PendingRecord): Promise<StoredRecord> {
     const keys = this.#keys(stream);
-    const outcome = await runArchive(this.#redis, keys, this.#wake, record, this.#clock?.now());
+    const outcome = await runArchive(
+      this.#redis,
+      keys,
+      this.#wake,
+      record,
+      this.#clock?.now(),
+    ).catch(rethrow);
     switch (outcome.code) {
       case 'landed':
         return landed(stream, record, outcome.cursor, outcome.at);
@@ -181,16 +193,21 @@ class RedisLogStore implements LogStore, TailSource {
   }
 
   async head(stream: string): Promise<StreamHead | null> {
-    const [head, archived] = await this.#redis.hmget(this.#keys(stream).meta, 'head', 'archived');
+    const [head, archived] = await this.#redis
+      .hmget(this.#keys(stream).meta, 'head', 'archived')
+      .catch(rethrow);
     return head === null ? null : { head: Number(head), archived: archived === '1' };
   }
 
   async readByKey(stream: string, key: string): Promise<StoredRecord[] | null> {
     const keys = this.#keys(stream);
-    const held = await this.#redis.hget(keys.keys, key);
+    const held = await this.#redis.hget(keys.keys, key).catch(rethrow);
     const match = held === null ? null : /^(\d+):(\d+):/.exec(held);
     if (match === null) return null;
-    return records(stream, await this.#redis.xrange(keys.log, match[1] ?? '', match[2] ?? ''));
+    const entries = await this.#redis
+      .xrange(keys.log, match[1] ?? '', match[2] ?? '')
+      .catch(rethrow);
+    return records(stream, entries);
   }
 
   async ping(): Promise<void> {
@@ -224,9 +241,11 @@ class RedisLogStore implements LogStore, TailSource {
     if (to <= start || limit <= 0) return [];
     const key = this.#keys(stream).log;
     const end = Number.isFinite(to) ? String(to - 1) : '+';
-    const entries = Number.isFinite(limit)
-      ? await this.#redis.xrange(key, start, end, 'COUNT', limit)
-      : await this.#redis.xrange(key, start, end);
+    const entries = await (
+      Number.isFinite(limit)
+        ? this.#redis.xrange(key, start, end, 'COUNT', limit)
+        : this.#redis.xrange(key, start, end)
+    ).catch(rethrow);
     return parseEntries(stream, entries);
   }
 
@@ -249,6 +268,11 @@ function records(stream: string, entries: Parameters<typeof parseEntries>[1]): S
 
 function message(error: unknown): string {
   return error instanceof Error ? error.message : String(error);
+}
+
+/** Rethrows a command's failure as the caller should see it (`failures.ts`). */
+function rethrow(error: unknown): never {
+  throw redisFailure(error);
 }
 
 function ignore(): void {

@@ -33,7 +33,7 @@ export interface LogFeed {
 }
 
 /** Backstop for the block; a change of the stream set unblocks at once. */
-const BLOCK_MS = 5_000;
+export const BLOCK_MS = 5_000;
 /** Entries per stream per read: bounds one reply, the loop reads again at once. */
 const READ_COUNT = 500;
 /** Pause after a failed read (server down, reconnecting). */
@@ -162,6 +162,12 @@ export class StreamReader implements LogFeed {
         // close() disconnects the reader, which fails the read in flight.
         if (this.#isClosed()) return;
         this.#options.onError(error);
+        // Whatever failed (the server went, the link went silent past the command
+        // timeout), the next read goes out on a fresh connection, from each watch's
+        // position: nothing delivered is read twice, nothing landed meanwhile is missed.
+        const failed = this.#reader;
+        this.#reader = undefined;
+        failed?.disconnect();
         await new Promise((resolve) => setTimeout(resolve, RETRY_MS));
       }
     }

@@ -32,6 +32,14 @@ export interface SqlDialect {
   readonly lockRows: string;
 }
 
+export interface TransactionOptions {
+  /**
+   * Lifts the statement timeout of a server driver (PostgreSQL, `QUERY_TIMEOUT_MS`): for
+   * the migrations, whose lock wait and DDL may take long.
+   */
+  readonly unbounded?: boolean;
+}
+
 export interface SqlDriver extends SqlQueryable {
   readonly dialect: SqlDialect;
   /**
@@ -40,7 +48,7 @@ export interface SqlDriver extends SqlQueryable {
    * rolls back when it throws, rethrowing. `work` must have no effect outside the
    * database: a driver may run it again after a lock timeout.
    */
-  transaction<T>(work: (tx: SqlQueryable) => Promise<T>): Promise<T>;
+  transaction<T>(work: (tx: SqlQueryable) => Promise<T>, options?: TransactionOptions): Promise<T>;
   /** Waits for what is under way, then releases the connections; a second call is a no-op. */
   close(): Promise<void>;
 }

@@ -40,27 +40,30 @@ async function migrationsOf(engine: string): Promise<Migration[]> {
 export async function migrate(driver: SqlDriver, now: number): Promise<number[]> {
   const migrations = await migrationsOf(driver.dialect.name);
   const scripts = await Promise.all(migrations.map((migration) => readFile(migration.url, 'utf8')));
-  return driver.transaction(async (tx) => {
-    if (driver.dialect.name === 'postgres') {
-      await tx.query('SELECT pg_advisory_xact_lock(?)', [MIGRATION_LOCK]);
-    }
-    await tx.exec(
-      'CREATE TABLE IF NOT EXISTS schema_migrations (version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied BIGINT NOT NULL)',
-    );
-    const done = new Set(
-      (await tx.query('SELECT version FROM schema_migrations')).map((row) => int(row, 'version')),
-    );
-    const applied: number[] = [];
-    for (const [i, migration] of migrations.entries()) {
-      if (done.has(migration.version)) continue;
-      await tx.exec(scripts[i] ?? '');
-      await tx.query('INSERT INTO schema_migrations (version, name, applied) VALUES (?, ?, ?)', [
-        migration.version,
-        migration.name,
-        now,
-      ]);
-      applied.push(migration.version);
-    }
-    return applied;
-  });
+  return driver.transaction(
+    async (tx) => {
+      if (driver.dialect.name === 'postgres') {
+        await tx.query('SELECT pg_advisory_xact_lock(?)', [MIGRATION_LOCK]);
+      }
+      await tx.exec(
+        'CREATE TABLE IF NOT EXISTS schema_migrations (version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied BIGINT NOT NULL)',
+      );
+      const done = new Set(
+        (await tx.query('SELECT version FROM schema_migrations')).map((row) => int(row, 'version')),
+      );
+      const applied: number[] = [];
+      for (const [i, migration] of migrations.entries()) {
+        if (done.has(migration.version)) continue;
+        await tx.exec(scripts[i] ?? '');
+        await tx.query('INSERT INTO schema_migrations (version, name, applied) VALUES (?, ?, ?)', [
+          migration.version,
+          migration.name,
+          now,
+        ]);
+        applied.push(migration.version);
+      }
+      return applied;
+    },
+    { unbounded: true },
+  );
 }
