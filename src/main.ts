@@ -83,6 +83,8 @@ async function main(): Promise<void> {
     sealKey: keys.secretsKey,
     secretsKeyring: keys.secretsKeyring,
     egressAllow: config.egressAllow,
+    metricsToken: config.metricsToken,
+    processMetrics: true,
   };
   // The composition root: every service once, over the stores; the app closes them.
   const app = await buildApp(deps, buildServices(deps));

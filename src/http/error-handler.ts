@@ -103,11 +103,20 @@ export function notFound(request: FastifyRequest, reply: FastifyReply): FastifyR
   );
 }
 
-/** Installs the one error handler. */
-export function installErrorHandling(app: FastifyInstance): void {
+/**
+ * Installs the one error handler; `failed` hears every answer of 500 or more (the
+ * metrics count the stores' failures among them).
+ */
+export function installErrorHandling(
+  app: FastifyInstance,
+  failed: (error: ServiceError) => void = () => undefined,
+): void {
   app.setErrorHandler((error: unknown, request: FastifyRequest, reply: FastifyReply) => {
     const mapped = toServiceError(error);
-    if (mapped.status >= 500) request.log.error({ err: error }, 'request failed');
+    if (mapped.status >= 500) {
+      failed(mapped);
+      request.log.error({ err: error }, 'request failed');
+    }
     return sendProblem(reply, mapped);
   });
 }

@@ -35,6 +35,7 @@ import {
   requestCompaction,
   summarize,
   type StepContext,
+  type TurnEnded,
 } from './steps.ts';
 import { SAVE_AT_REST, SAVE_WHILE_ACTIVE, saveState } from './state-snapshot.ts';
 import { checkpointDue, checkpointOnce, type CheckpointTarget } from './usage.ts';
@@ -58,6 +59,7 @@ export interface DriverDeps {
   signGate(claims: GateClaims): Promise<string>;
   /** Calls a tenant's extra tool over MCP (row 89). */
   callTool(request: ToolCallRequest): Promise<ToolCallOutcome>;
+  readonly turnEnded: TurnEnded;
 }
 
 export interface DriverSession {
@@ -123,6 +125,7 @@ export class SessionDriver {
       clock: deps.clock,
       callTool: (request) => deps.callTool(request),
       tenant: session.tenant,
+      turnEnded: deps.turnEnded,
     };
     this.#usage = {
       log: deps.log,

@@ -38,7 +38,7 @@ import { SessionConfigs } from './session-configs.ts';
 import { PRODUCERS, serviceRecord, stepKey } from './records.ts';
 import type { SessionState } from './session-state.ts';
 import { restoreState } from './state-snapshot.ts';
-import { land } from './steps.ts';
+import { land, secondsSince, type TurnEnded } from './steps.ts';
 import { StateCache } from './state-cache.ts';
 
 export interface TurnRuntimeOptions {
@@ -66,6 +66,8 @@ export interface TurnRuntimeOptions {
   signGate(claims: GateClaims): Promise<string>;
   /** Calls a tenant's extra tool over MCP (row 89). */
   callTool(request: ToolCallRequest): Promise<ToolCallOutcome>;
+  /** Hears each `turn.ended` this process landed (metrics); nothing by default. */
+  readonly turnEnded?: TurnEnded;
 }
 
 /** Sessions the sweep takes per pass. */
@@ -97,10 +99,12 @@ export class TurnRuntime {
   readonly #leases: LeaseKeeper;
   readonly #marks: DueMarks;
   readonly #closing = new AbortController();
+  readonly #turnEnded: TurnEnded;
   #timer: NodeJS.Timeout | undefined;
 
   constructor(options: TurnRuntimeOptions) {
     this.#options = options;
+    this.#turnEnded = options.turnEnded ?? (() => undefined);
     this.#states = new StateCache((id) => this.#newState(id));
     this.#configs = new SessionConfigs(options);
     this.#marks = new DueMarks(options.work);
@@ -229,7 +233,8 @@ export class TurnRuntime {
     const state = await this.state(session);
     const turn = state?.context.turn ?? null;
     if (state === null || turn === null || state.phase === 'ended') return;
-    await land(
+    const startedAt = state.turnStartedAt;
+    const ended = await land(
       { log: this.#options.log, state },
       serviceRecord('turn.ended', PRODUCERS.turn, stepKey.end(turn), {
         turn,
@@ -239,6 +244,7 @@ export class TurnRuntime {
         error: null,
       }),
     );
+    if (ended !== null) this.#turnEnded('archived', secondsSince(startedAt, ended));
   }
 
   /** Row 53: the session's archive landed; its driver counts the last records now. */
@@ -249,6 +255,11 @@ export class TurnRuntime {
   /** Drivers running in this process now. */
   get driving(): number {
     return this.#drivers.size;
+  }
+
+  /** Sessions whose turn state (each a turn machine actor) this process holds now. */
+  get statesHeld(): number {
+    return this.#states.size;
   }
 
   /** Stops every driver here (their leases lapse or are released) and the sweep. */
@@ -300,6 +311,7 @@ export class TurnRuntime {
         archiveIdle: () => this.#options.archiveIdle(row.value),
         signGate: (claims) => this.#options.signGate(claims),
         callTool: (request) => this.#options.callTool(request),
+        turnEnded: this.#turnEnded,
       },
       ready,
       signal,

@@ -13,7 +13,7 @@ import {
   type InferenceProvider,
   type PromptItem,
 } from '../inference/provider.ts';
-import type { Owed } from '../machines/turn.types.ts';
+import type { Owed, TurnEndReason } from '../machines/turn.types.ts';
 import type { InferenceValue } from '../resources/types.ts';
 import { parseDuration } from '../schemas/duration.ts';
 import { isStoredLayer, openLayer, sealLayer } from '../sessions/sealing.ts';
@@ -46,21 +46,30 @@ export interface StepContext {
   /** Calls a tenant's extra tool over MCP (row 89). */
   readonly callTool: (request: ToolCallRequest) => Promise<ToolCallOutcome>;
   readonly tenant: string;
+  /** Hears each `turn.ended` this step landed (metrics): its reason and duration. */
+  readonly turnEnded: TurnEnded;
 }
+
+/** A `turn.ended` landed here: its reason, and seconds since `turn.started` when known. */
+export type TurnEnded = (reason: TurnEndReason, seconds: number | null) => void;
 
 /**
  * Lands `record` under its key and brings the state up to it: straight from the append's
  * answer when it continues the head (the common case, no read), else by catching up with
- * the log. Either way the planner next sees what this step landed.
+ * the log. Either way the planner next sees what this step landed. Answers the record
+ * when this call minted it, null when it had landed before.
  */
 export async function land(
   ctx: Pick<StepContext, 'log' | 'state'>,
   record: PendingRecord,
   plain?: unknown,
-): Promise<void> {
+): Promise<StoredRecord | null> {
   let landed: readonly StoredRecord[] = [];
+  let minted = false;
   try {
-    landed = (await ctx.log.append(keyedBatch(ctx.state.session, record, plain))).records;
+    const result = await ctx.log.append(keyedBatch(ctx.state.session, record, plain));
+    landed = result.records;
+    minted = result.outcome === 'landed';
   } catch (error) {
     // The step landed before (another body under its key) or the session was archived:
     // what landed is the truth, and the catch-up below brings it in.
@@ -70,15 +79,17 @@ export async function land(
     if (!known) throw error;
   }
   if (!ctx.state.absorb(landed)) await ctx.state.catchUp(ctx.log);
+  return minted ? (landed[0] ?? null) : null;
 }
 
 /** Lands what the chart owes: `turn.started` or `turn.ended` (part B bodies). */
-export function landOwed(ctx: StepContext, owed: Owed): Promise<void> {
+export async function landOwed(ctx: StepContext, owed: Owed): Promise<void> {
   const context = ctx.state.context;
   if (owed.kind === 'turn.started') {
     const body = { inputs: owed.inputs, rounds: context.rounds };
     const first = owed.inputs[0] ?? context.head;
-    return land(ctx, serviceRecord('turn.started', PRODUCERS.turn, stepKey.start(first), body));
+    await land(ctx, serviceRecord('turn.started', PRODUCERS.turn, stepKey.start(first), body));
+    return;
   }
   const turn = context.turn ?? 0;
   const body = {
@@ -88,7 +99,17 @@ export function landOwed(ctx: StepContext, owed: Owed): Promise<void> {
     usage: context.usage,
     error: owed.error,
   };
-  return land(ctx, serviceRecord('turn.ended', PRODUCERS.turn, stepKey.end(turn), body));
+  const startedAt = ctx.state.turnStartedAt;
+  const ended = await land(
+    ctx,
+    serviceRecord('turn.ended', PRODUCERS.turn, stepKey.end(turn), body),
+  );
+  if (ended !== null) ctx.turnEnded(owed.reason, secondsSince(startedAt, ended));
+}
+
+/** Seconds from `startedAt` to the record's `at`; null when the start was not seen. */
+export function secondsSince(startedAt: number | null, record: StoredRecord): number | null {
+  return startedAt === null ? null : Math.max(0, record.envelope.at - startedAt) / 1000;
 }
 
 /** Row 50: the backoff of the session's option, in ms. */
@@ -166,7 +187,7 @@ export async function infer(ctx: StepContext): Promise<void> {
 }
 
 /** §6.3: `compaction.requested` before the attempt whose prompt reached `compact_at`. */
-export function requestCompaction(
+export async function requestCompaction(
   ctx: StepContext,
   promptTokens: number,
   through: number,
@@ -179,7 +200,7 @@ export function requestCompaction(
     through,
   };
   const key = stepKey.compact(turn ?? 0, round, failed + 1);
-  return land(ctx, serviceRecord('compaction.requested', PRODUCERS.compactor, key, body));
+  await land(ctx, serviceRecord('compaction.requested', PRODUCERS.compactor, key, body));
 }
 
 /** §6.3: the summary answering compaction `requested`, through the cursor it named. */
@@ -245,7 +266,8 @@ export async function authorize(ctx: StepContext, call: string, tool: string): P
       item: decision.item,
       evidence: decision.evidence,
     };
-    return land(ctx, serviceRecord('invoke.denied', PRODUCERS.authorizer, key, body));
+    await land(ctx, serviceRecord('invoke.denied', PRODUCERS.authorizer, key, body));
+    return;
   }
   const gate = await ctx.signGate(
     gateClaims({
@@ -286,9 +308,9 @@ export async function authorize(ctx: StepContext, call: string, tool: string): P
  * error: timeout}`, in the call's one completion slot `call:<cause>`: whichever of this and
  * the executor's completion lands first stands, and the other is refused (409).
  */
-export function expire(ctx: StepContext, cause: number): Promise<void> {
+export async function expire(ctx: StepContext, cause: number): Promise<void> {
   const body = { ok: false, result: null, error: 'timeout', truncated: false };
-  return land(ctx, serviceRecord('invoke.completed', PRODUCERS.turn, completionIdem(cause), body));
+  await land(ctx, serviceRecord('invoke.completed', PRODUCERS.turn, completionIdem(cause), body));
 }
 
 /**

@@ -41,6 +41,8 @@ export interface TestAppOptions {
    * refuses them.
    */
   readonly egressAllow?: string;
+  /** `METRICS_TOKEN`; absent, `GET /metrics` answers loopback scrapers only. */
+  readonly metricsToken?: string;
 }
 
 export interface TestApp {
@@ -97,6 +99,7 @@ export async function startTestApp(options: TestAppOptions = {}): Promise<TestAp
     shutdown: shutdown.signal,
     sealKey: keys.secretsKey,
     egressAllow: parseAllowList(options.egressAllow ?? LOOPBACK_PEERS),
+    metricsToken: options.metricsToken,
   };
   const services = buildServices(deps);
   const app = await createApp(deps, services);

@@ -13,6 +13,7 @@ import { IdParams } from '../../schemas/common.ts';
 import { TailLine, TailQuery } from '../../schemas/records.ts';
 import type { SessionTokens } from '../../sessions/tokens.ts';
 import type { LogStore } from '../../storage/log-store.ts';
+import type { ServiceMetrics } from '../../metrics/service-metrics.ts';
 import { problemResponses } from '../openapi-responses.ts';
 import { deadline, SharedLines, tailLines } from './lines.ts';
 import { jsonStreamAnswer, JsonLineWriter } from './ndjson.ts';
@@ -28,6 +29,8 @@ export interface SessionTailDeps {
   readonly sealKey: Buffer;
   /** Aborted when the process stops: open tails end cleanly. */
   readonly shutdown: AbortSignal;
+  /** Counts live tails by transport and the store failures that end one. */
+  readonly metrics: ServiceMetrics;
 }
 
 const Query = TailQuery.extend({
@@ -81,6 +84,7 @@ export function sessionTailRoutes(
       shutdown: deps.shutdown,
       signal: gone,
       onError: (error) => {
+        deps.metrics.storeFailed(error);
         request.log.error({ err: error }, 'tail read failed');
       },
       shared,
@@ -117,6 +121,7 @@ export function sessionTailRoutes(
       });
       const writer = new JsonLineWriter(shared.jsonLine);
       const tail = open(request, gone.signal, writer.offer);
+      deps.metrics.tailOpened('ndjson');
       try {
         await writer.write(reply, tail.lines, AbortSignal.any([deps.shutdown, tail.expired]));
       } catch (error) {
@@ -124,6 +129,7 @@ export function sessionTailRoutes(
         reply.raw.destroy();
       } finally {
         tail.close();
+        deps.metrics.tailClosed('ndjson');
       }
     },
     wsHandler: async (socket, request) => {
@@ -136,6 +142,7 @@ export function sessionTailRoutes(
         encode: shared.message,
       });
       const tail = open(request, gone.signal, sender.offer);
+      deps.metrics.tailOpened('websocket');
       try {
         await sender.send(tail.lines, deps.shutdown);
       } catch (error) {
@@ -143,6 +150,7 @@ export function sessionTailRoutes(
         socket.terminate();
       } finally {
         tail.close();
+        deps.metrics.tailClosed('websocket');
       }
     },
   });
