@@ -15,7 +15,7 @@ import { isServiceError } from '../errors.ts';
 import type { TurnEndReason } from '../machines/turn.types.ts';
 
 /** How a tail is read (interface 4.2). */
-export type TailTransport = 'ndjson' | 'websocket';
+type TailTransport = 'ndjson' | 'websocket';
 
 const TRANSPORTS: readonly TailTransport[] = ['ndjson', 'websocket'];
 const TURN_END_REASONS: readonly TurnEndReason[] = [
@@ -35,7 +35,7 @@ const APPEND_BUCKETS = [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.
 const TURN_BUCKETS = [0.01, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 300];
 
 /** Metric names begin with this. */
-export const METRIC_PREFIX = 'agent_sessions_';
+const METRIC_PREFIX = 'agent_sessions_';
 
 export interface ServiceMetricsOptions {
   /** The log store's backend (`sqlite`, `postgres`, `redis`): the `backend` label. */
