@@ -10,7 +10,8 @@
  * `<BENCH_PROBE_FILE>.collect` exists at the signal, the window is `retained`: taken
  * after full, compacting collections (through `gc`, exposed here rather than by a flag
  * on the service), so that its memory is what the process retains, not garbage it has
- * yet to collect. A server that runs the bench's code in its own process
+ * yet to collect. Each window also counts the process's active resources (sockets,
+ * timers, file handles) by type. A server that runs the bench's code in its own process
  * (`http-server.ts`) makes a `Probe` of its own instead.
  */
 import { existsSync, rmSync, writeFileSync } from 'node:fs';
@@ -28,8 +29,17 @@ export interface ProbeWindow {
   readonly gcCount: number;
   readonly gcMaxMs: number;
   readonly gcTotalMs: number;
-  /** `process.memoryUsage()` when the window closed, bytes. */
+  /** `process.memoryUsage()` when the window closed (after full collections when retained), bytes. */
   readonly memory: NodeJS.MemoryUsage;
+  /** `process.getActiveResourcesInfo()` when the window closed, counted by type. */
+  readonly resources: Readonly<Record<string, number>>;
+}
+
+/** The process's active resources (sockets, timers, file handles…) by type. */
+function resources(): Record<string, number> {
+  const counts: Record<string, number> = {};
+  for (const type of process.getActiveResourcesInfo()) counts[type] = (counts[type] ?? 0) + 1;
+  return counts;
 }
 
 /** Collections run before a retained reading: the second frees what the first's finalisers let go. */
@@ -77,6 +87,7 @@ export class Probe {
       gcMaxMs: this.#gc.max,
       gcTotalMs: this.#gc.total,
       memory: process.memoryUsage(),
+      resources: resources(),
     };
     this.#loop.reset();
     this.#gc = { count: 0, max: 0, total: 0 };

@@ -1,11 +1,12 @@
 /**
- * One service deployment for `npm run bench:turns`: `node src/main.ts` in a child process
- * (`test/support/service-process.ts`), its control and work stores in a fresh PostgreSQL
- * schema (named through the URL's `options=-c search_path=…`, which `pg` passes to the
- * server, so the service's own configuration needs nothing new), its log on Redis, and
- * its keys in a fresh data folder. The bench makes the keys first (`loadKeyMaterial`, as
- * the service then finds them), so it holds the secrets key the stores seal with and the
- * operator token it signs in with.
+ * One service deployment for `npm run bench:turns` and `npm run soak`: `node src/main.ts`
+ * in a child process (`test/support/service-process.ts`), its control and work stores in
+ * a fresh PostgreSQL schema (named through the URL's `options=-c search_path=…`, which
+ * `pg` passes to the server, so the service's own configuration needs nothing new) or,
+ * without a database URL, in SQLite in its data folder, its log on Redis when a Redis URL
+ * is given (else beside the control store), and its keys in a fresh data folder. The
+ * bench makes the keys first (`loadKeyMaterial`, as the service then finds them), so it
+ * holds the secrets key the stores seal with and the operator token it signs in with.
  *
  * `drop` stops the service if it still runs, then removes everything the deployment
  * made: the schema, the folder and the Redis keys of every session it was told of
@@ -47,9 +48,12 @@ export async function cpuSeconds(pid: number): Promise<number> {
 }
 
 export interface DeploymentOptions {
-  readonly redisUrl: string;
-  /** The server's database; the deployment works in a fresh schema of it. */
-  readonly databaseUrl: string;
+  /** The log's Redis; absent, the log lives in the SQL store. */
+  readonly redisUrl?: string | undefined;
+  /** The server's database, where the deployment works in a fresh schema; absent, SQLite. */
+  readonly databaseUrl?: string | undefined;
+  /** How long the service may take to answer `/health` at start (ms; 20 s by default). */
+  readonly startTimeoutMs?: number | undefined;
 }
 
 export class Deployment {
@@ -57,19 +61,21 @@ export class Deployment {
   /** Where the service's probe writes its windows. */
   readonly #probeFile: string;
   /** DATABASE_URL as the service gets it: the fresh schema first on `search_path`. */
-  readonly databaseUrl: string;
-  readonly redisUrl: string;
+  readonly databaseUrl: string | undefined;
+  readonly redisUrl: string | undefined;
   readonly operatorToken: string;
   readonly secretsKey: Buffer;
-  readonly #admin: pg.Client;
+  /** The schema's admin connection, without which the deployment is on SQLite. */
+  readonly #admin: pg.Client | undefined;
   readonly #schema: string;
+  readonly #startTimeoutMs: number | undefined;
   readonly #sessions = new Set<string>();
   #service: ServiceProcess | undefined;
   #dropped: Promise<void> | undefined;
 
   private constructor(
     options: DeploymentOptions,
-    admin: pg.Client,
+    admin: pg.Client | undefined,
     schema: string,
     dataDir: string,
     operatorToken: string,
@@ -80,9 +86,14 @@ export class Deployment {
     this.dataDir = dataDir;
     this.#probeFile = path.join(dataDir, 'bench-probe.json');
     this.redisUrl = options.redisUrl;
-    const url = new URL(options.databaseUrl);
-    url.searchParams.set('options', `-c search_path=${schema}`);
-    this.databaseUrl = url.toString();
+    this.#startTimeoutMs = options.startTimeoutMs;
+    if (options.databaseUrl === undefined) {
+      this.databaseUrl = undefined;
+    } else {
+      const url = new URL(options.databaseUrl);
+      url.searchParams.set('options', `-c search_path=${schema}`);
+      this.databaseUrl = url.toString();
+    }
     this.operatorToken = operatorToken;
     this.secretsKey = secretsKey;
   }
@@ -90,9 +101,12 @@ export class Deployment {
   /** Makes the schema, the folder and the keys; the service is started by `start`. */
   static async create(options: DeploymentOptions): Promise<Deployment> {
     const schema = `bench_turns_${randomBytes(4).toString('hex')}`;
-    const admin = new pg.Client({ connectionString: options.databaseUrl });
-    await admin.connect();
-    await admin.query(`CREATE SCHEMA ${schema}`);
+    let admin: pg.Client | undefined;
+    if (options.databaseUrl !== undefined) {
+      admin = new pg.Client({ connectionString: options.databaseUrl });
+      await admin.connect();
+      await admin.query(`CREATE SCHEMA ${schema}`);
+    }
     const dataDir = await mkdtemp(path.join(tmpdir(), 'bench-turns-'));
     const operatorToken = `op_${randomBytes(32).toString('base64url')}`;
     const keys = await loadKeyMaterial({
@@ -106,18 +120,21 @@ export class Deployment {
 
   /** Starts the service; resolves with its base URL once `/health` answers. */
   async start(): Promise<string> {
-    this.#service = await startService({
-      OPERATOR_TOKEN: this.operatorToken,
-      DATA_DIR: this.dataDir,
-      DATABASE_URL: this.databaseUrl,
-      REDIS_URL: this.redisUrl,
-      RATE_LIMIT_PER_SECOND: RATE_LIMIT,
-      APPDOC_RATE_LIMIT_PER_MINUTE: RATE_LIMIT,
-      // The probe (`server-probe.ts`), and any BENCH_SERVER_NODE_OPTIONS (for example
-      // --cpu-prof --cpu-prof-dir=.tmp/prof, or --trace-gc) to look inside a run.
-      NODE_OPTIONS: [`--import=${PROBE}`, SERVER_NODE_OPTIONS ?? ''].join(' ').trim(),
-      BENCH_PROBE_FILE: this.#probeFile,
-    });
+    this.#service = await startService(
+      {
+        OPERATOR_TOKEN: this.operatorToken,
+        DATA_DIR: this.dataDir,
+        ...(this.databaseUrl === undefined ? {} : { DATABASE_URL: this.databaseUrl }),
+        ...(this.redisUrl === undefined ? {} : { REDIS_URL: this.redisUrl }),
+        RATE_LIMIT_PER_SECOND: RATE_LIMIT,
+        APPDOC_RATE_LIMIT_PER_MINUTE: RATE_LIMIT,
+        // The probe (`server-probe.ts`), and any BENCH_SERVER_NODE_OPTIONS (for example
+        // --cpu-prof --cpu-prof-dir=.tmp/prof, or --trace-gc) to look inside a run.
+        NODE_OPTIONS: `--import=${PROBE} ${SERVER_NODE_OPTIONS ?? ''}`.trim(),
+        BENCH_PROBE_FILE: this.#probeFile,
+      },
+      this.#startTimeoutMs,
+    );
     return this.#service.url;
   }
 
@@ -139,10 +156,12 @@ export class Deployment {
 
   /**
    * What the service's event loop and garbage collector did since the previous call (or
-   * its start): one window of `server-probe.ts`.
+   * its start): one window of `server-probe.ts`; `retained`, its memory read after full
+   * collections (what the process retains, without the garbage it has yet to collect).
    */
-  async probe(): Promise<ProbeWindow> {
+  async probe(retained = false): Promise<ProbeWindow> {
     await rm(this.#probeFile, { force: true });
+    if (retained) await writeFile(`${this.#probeFile}.collect`, '');
     process.kill(this.pid, 'SIGUSR2');
     for (let waited = 0; ; waited += 10) {
       try {
@@ -154,13 +173,9 @@ export class Deployment {
     }
   }
 
-  /**
-   * The service's memory after full, compacting collections (the probe runs them): what
-   * it retains, without the garbage it has yet to collect. Closes a probe window.
-   */
+  /** The service's memory after full collections (a retained probe window). */
   async retained(): Promise<NodeJS.MemoryUsage> {
-    await writeFile(`${this.#probeFile}.collect`, '');
-    return (await this.probe()).memory;
+    return (await this.probe(true)).memory;
   }
 
   /** Throws with the service's stderr if it exited under the bench. */
@@ -194,20 +209,20 @@ export class Deployment {
 
   async #drop(): Promise<void> {
     await this.stop();
-    const redis = new Redis(this.redisUrl);
+    const redis = this.redisUrl === undefined ? undefined : new Redis(this.redisUrl);
     try {
-      const ids = [...this.#sessions];
+      const ids = redis === undefined ? [] : [...this.#sessions];
       for (let i = 0; i < ids.length; i += 500) {
         const keys = ids.slice(i, i + 500).flatMap((id) => {
           const { log, meta, keys: idempotency } = sessionKeys(LOG_PREFIX, id);
           return [log, meta, idempotency];
         });
-        await redis.unlink(...keys);
+        await redis?.unlink(...keys);
       }
     } finally {
-      await redis.quit();
-      await this.#admin.query(`DROP SCHEMA ${this.#schema} CASCADE`);
-      await this.#admin.end();
+      await redis?.quit();
+      await this.#admin?.query(`DROP SCHEMA ${this.#schema} CASCADE`);
+      await this.#admin?.end();
       await rm(this.dataDir, { recursive: true, force: true });
     }
   }

@@ -18,6 +18,7 @@ import { connectionRoutes } from './http/connections/connections.ts';
 import { healthRoutes } from './http/health.ts';
 import { installJsonBody } from './http/json-body.ts';
 import { jwksRoutes } from './http/jwks.ts';
+import { metricsRoute } from './http/metrics.ts';
 import { installRateLimit } from './http/rate-limit.ts';
 import { sessionRoutes } from './http/sessions/routes.ts';
 import { docsRoutes } from './http/docs.ts';
@@ -53,6 +54,8 @@ export interface AppDeps extends ServicesDeps {
   readonly http?: HttpTimeouts | undefined;
   /** Caps, buffers and liveness of the tails (issue 14 item 2); `TAIL_LIMITS` when absent. */
   readonly tailLimits?: TailLimits | undefined;
+  /** `METRICS_TOKEN`: who may scrape `GET /metrics` from elsewhere (`http/metrics.ts`). */
+  readonly metricsToken?: string | undefined;
 }
 
 /** Credentials whose rate-limit bucket is remembered; past this the memory starts afresh. */
@@ -104,7 +107,9 @@ export async function createApp(
   // Decisions row 2: request bodies are application/json only; anything else is 415.
   installJsonBody(app);
 
-  installErrorHandling(app);
+  installErrorHandling(app, (error) => {
+    services.metrics.storeFailed(error);
+  });
   installRequestLog(app);
   await registerOpenApi(app, deps.baseUrl);
   docsRoutes(app, deps.entropy);
@@ -132,6 +137,7 @@ export async function createApp(
   // takes its ports from `deps` and its services from `services`.
   const wired = { ...deps, ...services };
   healthRoutes(app, { log: deps.logStore, control: deps.controlStore });
+  metricsRoute(app, { metrics: services.metrics, metricsToken: deps.metricsToken });
   jwksRoutes(app, deps);
   consoleTokenRoutes(app, wired);
   consoleTenantRoutes(app, deps);

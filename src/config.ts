@@ -104,6 +104,15 @@ const base64Keys = z.string().refine((value) => {
   }
 }, 'must be 32 bytes in base64url, or several such keys newest first, comma-separated');
 
+/** A secret that travels as `Authorization: Bearer <token>` (RFC 6750 §2.1 b64token). */
+const bearerToken = z
+  .string()
+  .min(32, 'must be at least 32 characters')
+  .regex(
+    /^[A-Za-z0-9\-._~+/]+=*$/,
+    'must use only bearer-token characters (A-Z a-z 0-9 - . _ ~ + /)',
+  );
+
 /** Every environment variable the service reads, with its default. */
 export const configSchema = z.object({
   PORT: optional(port).default(8080),
@@ -115,16 +124,8 @@ export const configSchema = z.object({
   LOG_LEVEL: optional(
     z.enum(LOG_LEVELS, { error: `must be one of ${LOG_LEVELS.join(', ')}` }),
   ).default('info'),
-  OPERATOR_TOKEN: optional(
-    z
-      .string()
-      .min(32, 'must be at least 32 characters')
-      // It travels as `Authorization: Bearer <token>` (RFC 6750 §2.1 b64token).
-      .regex(
-        /^[A-Za-z0-9\-._~+/]+=*$/,
-        'must use only bearer-token characters (A-Z a-z 0-9 - . _ ~ + /)',
-      ),
-  ),
+  OPERATOR_TOKEN: optional(bearerToken),
+  METRICS_TOKEN: optional(bearerToken),
   CONSOLE_OIDC_ISSUER: optional(url(['http:', 'https:'])),
   CONSOLE_OIDC_AUDIENCE: optional(z.string().min(1)),
   CONSOLE_OIDC_ALGORITHMS: optional(algorithmList),
@@ -165,6 +166,8 @@ export interface Config {
   readonly redisUrl: string | undefined;
   readonly logLevel: (typeof LOG_LEVELS)[number];
   readonly operatorToken: string | undefined;
+  /** The bearer `GET /metrics` asks for; absent, it answers loopback scrapers only. */
+  readonly metricsToken: string | undefined;
   readonly consoleOidcIssuer: string | undefined;
   readonly consoleOidcAudience: string | undefined;
   /** The algorithms an ID token may be signed with; the verifier's default when absent. */
@@ -244,6 +247,7 @@ export function parseConfig(
     redisUrl: c.REDIS_URL,
     logLevel: c.LOG_LEVEL,
     operatorToken: c.OPERATOR_TOKEN,
+    metricsToken: c.METRICS_TOKEN,
     consoleOidcIssuer: c.CONSOLE_OIDC_ISSUER,
     consoleOidcAudience: c.CONSOLE_OIDC_AUDIENCE,
     consoleOidcAlgorithms: c.CONSOLE_OIDC_ALGORITHMS,

@@ -85,6 +85,8 @@ async function main(): Promise<void> {
     egressAllow: config.egressAllow,
     http: config.http,
     tailLimits: config.tails,
+    metricsToken: config.metricsToken,
+    processMetrics: true,
   };
   // The composition root: every service once, over the stores; the app closes them.
   const app = await buildApp(deps, buildServices(deps));

@@ -38,6 +38,7 @@ import { signGate } from './gate/gate.ts';
 import { ExecutorAccess } from './sessions/executors.ts';
 import { ConnectionToolCaller } from './connections/tool-calls.ts';
 import { RetentionSweep } from './resources/retention.ts';
+import { ServiceMetrics } from './metrics/service-metrics.ts';
 
 /** What the services are built from: the ports and the configuration they read. */
 export interface ServicesDeps {
@@ -91,6 +92,8 @@ export interface ServicesDeps {
   readonly egressAllow?: BlockList | undefined;
   /** `PROPOSAL_RETENTION`: how long an ended proposal is kept (ms; a day by default). */
   readonly proposalRetentionMs?: number | undefined;
+  /** Whether `GET /metrics` also carries the process's own metrics (the service: yes). */
+  readonly processMetrics?: boolean | undefined;
 }
 
 /** Every service of one process, each built once. */
@@ -121,6 +124,8 @@ export interface Services {
   readonly oidc: OidcVerifier | undefined;
   /** Deletes expired resources (ended proposals); `start()` begins its timer. */
   readonly retention: RetentionSweep;
+  /** What `GET /metrics` serves; the routes and the turn runtime feed it. */
+  readonly metrics: ServiceMetrics;
   /** Stops the turn drivers, then refuses new commands, waits for those under way and passivates every actor. */
   close(): Promise<void>;
 }
@@ -130,6 +135,14 @@ export function buildServices(deps: ServicesDeps): Services {
   const { baseUrl, controlStore, clock, entropy } = deps;
   const host = new ActorHost({ store: controlStore, clock, sweepEveryMs: 60_000 });
   const sessionIdKey = deriveSessionIdKey(deps.sealKey);
+  // Live counts are read when scraped, from the host and the runtime built below.
+  const metrics = new ServiceMetrics({
+    backend: deps.logStore.backend,
+    processMetrics: deps.processMetrics ?? false,
+    liveActors: () => host.stats().activeByType,
+    liveDrivers: () => turns.driving,
+    liveSessionStates: () => turns.statesHeld,
+  });
   const directory = new SessionDirectory(controlStore);
   // Issue 14 item 4: a session token ends with the install key, install or membership it
   // was minted under.
@@ -182,6 +195,9 @@ export function buildServices(deps: ServicesDeps): Services {
     archiveIdle: (session) => lifecycle.archive(session, { by: 'idle' }),
     signGate: (claims) => signGate(deps.tokens.signingKey, claims, clock.now()),
     callTool: (request) => toolCalls.call(request),
+    turnEnded: (reason, seconds) => {
+      metrics.turnEnded(reason, seconds);
+    },
   });
   const effects = {
     egress,
@@ -251,6 +267,7 @@ export function buildServices(deps: ServicesDeps): Services {
     },
     oidc,
     retention,
+    metrics,
     close: async () => {
       await retention.close();
       await turns.close();

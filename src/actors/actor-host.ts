@@ -65,8 +65,9 @@ export interface SendOptions {
 
 /** Counters since the host started, for metrics and tests. */
 export interface ActorHostStats {
-  /** Actors held in memory now. */
+  /** Actors held in memory now, and how many of them of each type. */
   readonly active: number;
+  readonly activeByType: Readonly<Record<string, number>>;
   /** Actors created or restored from a snapshot. */
   readonly activations: number;
   /** Snapshots saved. */
@@ -145,7 +146,12 @@ export class ActorHost {
 
   /** Counters since the host started. */
   stats(): ActorHostStats {
-    return { active: this.#active.size, ...this.#counts };
+    const activeByType: Record<string, number> = {};
+    for (const key of this.#active.keys()) {
+      const type = key.slice(0, key.indexOf('/'));
+      activeByType[type] = (activeByType[type] ?? 0) + 1;
+    }
+    return { active: this.#active.size, activeByType, ...this.#counts };
   }
 
   /** Passivates every actor idle for `idleMs` with no command queued; answers how many. */

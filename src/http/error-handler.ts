@@ -113,10 +113,17 @@ export function notFound(request: FastifyRequest, reply: FastifyReply): FastifyR
   );
 }
 
-/** Installs the one error handler. */
-export function installErrorHandling(app: FastifyInstance): void {
+/**
+ * Installs the one error handler; `failed` hears every answer of 500 or more (the
+ * metrics count the stores' failures among them).
+ */
+export function installErrorHandling(
+  app: FastifyInstance,
+  failed: (error: ServiceError) => void = () => undefined,
+): void {
   app.setErrorHandler((error: unknown, request: FastifyRequest, reply: FastifyReply) => {
     const mapped = toServiceError(error);
+    if (mapped.status >= 500) failed(mapped);
     // A store outage answers every request 503 while it lasts: one line each, no stack.
     if (mapped.status === 503) {
       request.log.warn({ code: mapped.code, reason: mapped.message }, 'request failed');

@@ -55,6 +55,11 @@ export async function registerOpenApi(app: FastifyInstance, baseUrl: string): Pr
           consoleToken: { type: 'http', scheme: 'bearer', bearerFormat: 'JWT' },
           pollSecret: { type: 'http', scheme: 'bearer', description: 'A poll secret `ps_…`.' },
           operatorToken: { type: 'http', scheme: 'bearer' },
+          metricsToken: {
+            type: 'http',
+            scheme: 'bearer',
+            description: '`METRICS_TOKEN`, when the service has one (`GET /metrics`).',
+          },
         },
       },
     },

@@ -44,7 +44,8 @@ export async function authorize(ctx: StepContext, call: string, tool: string): P
       item: decision.item,
       evidence: decision.evidence,
     };
-    return land(ctx, serviceRecord('invoke.denied', PRODUCERS.authorizer, key, body));
+    await land(ctx, serviceRecord('invoke.denied', PRODUCERS.authorizer, key, body));
+    return;
   }
   const gate = await ctx.signGate(
     gateClaims({
@@ -85,9 +86,9 @@ export async function authorize(ctx: StepContext, call: string, tool: string): P
  * error: timeout}`, in the call's one completion slot `call:<cause>`: whichever of this and
  * the executor's completion lands first stands, and the other is refused (409).
  */
-export function expire(ctx: StepContext, cause: number): Promise<void> {
+export async function expire(ctx: StepContext, cause: number): Promise<void> {
   const body = { ok: false, result: null, error: 'timeout', truncated: false };
-  return land(ctx, serviceRecord('invoke.completed', PRODUCERS.turn, completionIdem(cause), body));
+  await land(ctx, serviceRecord('invoke.completed', PRODUCERS.turn, completionIdem(cause), body));
 }
 
 /**

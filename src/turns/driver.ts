@@ -27,7 +27,14 @@ import type { WorkStore } from '../storage/work-store.ts';
 import { plan, type Step } from './plan.ts';
 import type { SessionState } from './session-state.ts';
 import { authorize, expire, perform } from './call-steps.ts';
-import { infer, landOwed, requestCompaction, summarize, type StepContext } from './steps.ts';
+import {
+  infer,
+  landOwed,
+  requestCompaction,
+  summarize,
+  type StepContext,
+  type TurnEnded,
+} from './steps.ts';
 import { SAVE_AT_REST, SAVE_WHILE_ACTIVE, saveState } from './state-snapshot.ts';
 import { checkpointDue, checkpointOnce, type CheckpointTarget } from './usage.ts';
 import type { WakeCounter } from './wake-counter.ts';
@@ -51,6 +58,7 @@ export interface DriverDeps {
   signGate(claims: GateClaims): Promise<string>;
   /** Calls a tenant's extra tool over MCP (row 89). */
   callTool(request: ToolCallRequest): Promise<ToolCallOutcome>;
+  readonly turnEnded: TurnEnded;
 }
 
 export interface DriverSession {
@@ -92,6 +100,7 @@ export class SessionDriver {
       clock: deps.clock,
       callTool: (request) => deps.callTool(request),
       tenant: session.tenant,
+      turnEnded: deps.turnEnded,
     };
     this.#usage = {
       log: deps.log,

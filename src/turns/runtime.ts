@@ -37,7 +37,7 @@ import { LeaseKeeper } from './lease-keeper.ts';
 import { SessionConfigs } from './session-configs.ts';
 import type { SessionState } from './session-state.ts';
 import { restoreState } from './state-snapshot.ts';
-import { landEnded } from './steps.ts';
+import { landEnded, type TurnEnded } from './steps.ts';
 import { StateCache } from './state-cache.ts';
 import { WakeCounter } from './wake-counter.ts';
 
@@ -66,6 +66,8 @@ export interface TurnRuntimeOptions {
   signGate(claims: GateClaims): Promise<string>;
   /** Calls a tenant's extra tool over MCP (row 89). */
   callTool(request: ToolCallRequest): Promise<ToolCallOutcome>;
+  /** Hears each `turn.ended` this process landed (metrics); nothing by default. */
+  readonly turnEnded?: TurnEnded;
 }
 
 /** Sessions the sweep takes per pass. */
@@ -97,10 +99,12 @@ export class TurnRuntime {
   readonly #leases: LeaseKeeper;
   readonly #marks: DueMarks;
   readonly #closing = new AbortController();
+  readonly #turnEnded: TurnEnded;
   #timer: NodeJS.Timeout | undefined;
 
   constructor(options: TurnRuntimeOptions) {
     this.#options = options;
+    this.#turnEnded = options.turnEnded ?? (() => undefined);
     this.#states = new StateCache((id) => this.#newState(id));
     this.#configs = new SessionConfigs(options);
     this.#marks = new DueMarks(options.work);
@@ -229,7 +233,8 @@ export class TurnRuntime {
     const state = await this.state(session);
     const turn = state?.context.turn ?? null;
     if (state === null || turn === null || state.phase === 'ended') return;
-    await landEnded({ log: this.#options.log, state }, turn, 'archived', null);
+    const turnEnded = this.#turnEnded;
+    await landEnded({ log: this.#options.log, state, turnEnded }, turn, 'archived', null);
   }
 
   /** Row 53: the session's archive landed; its driver counts the last records now. */
@@ -240,6 +245,11 @@ export class TurnRuntime {
   /** Drivers running in this process now. */
   get driving(): number {
     return this.#drivers.size;
+  }
+
+  /** Sessions whose turn state (each a turn machine actor) this process holds now. */
+  get statesHeld(): number {
+    return this.#states.size;
   }
 
   /** Stops every driver here (their leases lapse or are released) and the sweep. */
@@ -291,6 +301,7 @@ export class TurnRuntime {
         archiveIdle: () => this.#options.archiveIdle(row.value),
         signGate: (claims) => this.#options.signGate(claims),
         callTool: (request) => this.#options.callTool(request),
+        turnEnded: this.#turnEnded,
       },
       ready,
       signal,

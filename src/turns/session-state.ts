@@ -54,6 +54,11 @@ export class SessionState {
   };
   /** The head of the state's last save, or of the save it was restored from (`state-snapshot.ts`). */
   savedAt = 0;
+  /**
+   * `at` of the last `turn.started` this object applied (metrics: a turn's duration);
+   * null until one, and not saved, so a state restored mid-turn does not know it.
+   */
+  turnStartedAt: number | null = null;
   #waiters: { readonly cursor: number; readonly resolve: () => void }[] = [];
   #listeners = new Set<(record: StoredRecord) => void>();
 
@@ -113,6 +118,7 @@ export class SessionState {
     }
     const { event, body } = this.#reader.read(record);
     if (event.type === 'session.opened') this.#basics = basicsOf(body);
+    if (event.type === 'turn.started') this.turnStartedAt = record.envelope.at;
     this.#transcript.apply(event, body);
     this.#actor.send(event);
     this.#waiters = this.#waiters.filter((waiter) => {

@@ -22,6 +22,11 @@ export class StateCache {
     this.#capacity = capacity;
   }
 
+  /** States held now (built or being built). */
+  get size(): number {
+    return this.#states.size;
+  }
+
   /** The state of `session` (null when no such session), built once and then reused. */
   get(session: string): Promise<SessionState | null> {
     let state = this.#states.get(session);

@@ -44,21 +44,30 @@ export interface StepContext {
   /** Calls a tenant's extra tool over MCP (row 89). */
   readonly callTool: (request: ToolCallRequest) => Promise<ToolCallOutcome>;
   readonly tenant: string;
+  /** Hears each `turn.ended` this step landed (metrics): its reason and duration. */
+  readonly turnEnded: TurnEnded;
 }
+
+/** A `turn.ended` landed here: its reason, and seconds since `turn.started` when known. */
+export type TurnEnded = (reason: TurnEndReason, seconds: number | null) => void;
 
 /**
  * Lands `record` under its key and brings the state up to it: straight from the append's
  * answer when it continues the head (the common case, no read), else by catching up with
- * the log. Either way the planner next sees what this step landed.
+ * the log. Either way the planner next sees what this step landed. Answers the record
+ * when this call minted it, null when it had landed before.
  */
 export async function land(
   ctx: Pick<StepContext, 'log' | 'state'>,
   record: PendingRecord,
   plain?: unknown,
-): Promise<void> {
+): Promise<StoredRecord | null> {
   let landed: readonly StoredRecord[] = [];
+  let minted = false;
   try {
-    landed = (await ctx.log.append(keyedBatch(ctx.state.session, record, plain))).records;
+    const result = await ctx.log.append(keyedBatch(ctx.state.session, record, plain));
+    landed = result.records;
+    minted = result.outcome === 'landed';
   } catch (error) {
     // The step landed before (another body under its key) or the session was archived:
     // what landed is the truth, and the catch-up below brings it in.
@@ -68,32 +77,42 @@ export async function land(
     if (!known) throw error;
   }
   if (!ctx.state.absorb(landed)) await ctx.state.catchUp(ctx.log);
+  return minted ? (landed[0] ?? null) : null;
 }
 
 /** Lands what the chart owes: `turn.started` or `turn.ended` (part B bodies). */
-export function landOwed(ctx: StepContext, owed: Owed): Promise<void> {
+export async function landOwed(ctx: StepContext, owed: Owed): Promise<void> {
   const context = ctx.state.context;
   if (owed.kind === 'turn.started') {
     const body = { inputs: owed.inputs, rounds: context.rounds };
     const first = owed.inputs[0] ?? context.head;
-    return land(ctx, serviceRecord('turn.started', PRODUCERS.turn, stepKey.start(first), body));
+    await land(ctx, serviceRecord('turn.started', PRODUCERS.turn, stepKey.start(first), body));
+    return;
   }
-  return landEnded(ctx, context.turn ?? 0, owed.reason, owed.error);
+  await landEnded(ctx, context.turn ?? 0, owed.reason, owed.error);
 }
 
 /**
  * Lands `turn.ended` for `turn` under the turn's `end` key, so two enders (the chart's
- * owed end and an archive's, row 60) land one between them.
+ * owed end and an archive's, row 60) land one between them; the one that minted it tells
+ * `turnEnded`.
  */
-export function landEnded(
-  ctx: Pick<StepContext, 'log' | 'state'>,
+export async function landEnded(
+  ctx: Pick<StepContext, 'log' | 'state' | 'turnEnded'>,
   turn: number,
   reason: TurnEndReason,
   error: string | null,
 ): Promise<void> {
-  const { context } = ctx.state;
+  const { context, turnStartedAt } = ctx.state;
   const body = { turn, reason, rounds: context.round, usage: context.usage, error };
-  return land(ctx, serviceRecord('turn.ended', PRODUCERS.turn, stepKey.end(turn), body));
+  const key = stepKey.end(turn);
+  const ended = await land(ctx, serviceRecord('turn.ended', PRODUCERS.turn, key, body));
+  if (ended !== null) ctx.turnEnded(reason, secondsSince(turnStartedAt, ended));
+}
+
+/** Seconds from `startedAt` to the record's `at`; null when the start was not seen. */
+function secondsSince(startedAt: number | null, record: StoredRecord): number | null {
+  return startedAt === null ? null : Math.max(0, record.envelope.at - startedAt) / 1000;
 }
 
 /** Row 50: the backoff of the session's option, in ms. */
@@ -171,7 +190,7 @@ export async function infer(ctx: StepContext): Promise<void> {
 }
 
 /** §6.3: `compaction.requested` before the attempt whose prompt reached `compact_at`. */
-export function requestCompaction(
+export async function requestCompaction(
   ctx: StepContext,
   promptTokens: number,
   through: number,
@@ -184,7 +203,7 @@ export function requestCompaction(
     through,
   };
   const key = stepKey.compact(turn ?? 0, round, failed + 1);
-  return land(ctx, serviceRecord('compaction.requested', PRODUCERS.compactor, key, body));
+  await land(ctx, serviceRecord('compaction.requested', PRODUCERS.compactor, key, body));
 }
 
 /** §6.3: the summary answering compaction `requested`, through the cursor it named. */

@@ -52,6 +52,8 @@ export interface TestAppOptions {
   readonly http?: Partial<HttpTimeouts>;
   /** Tail caps, buffers and heartbeat (issue 14 item 2); the service's defaults when absent. */
   readonly tailLimits?: Partial<TailLimits>;
+  /** `METRICS_TOKEN`; absent, `GET /metrics` answers loopback scrapers only. */
+  readonly metricsToken?: string;
 }
 
 /**
@@ -120,6 +122,7 @@ export async function startTestApp(options: TestAppOptions = {}): Promise<TestAp
     ...(options.providers === undefined ? {} : { providers: options.providers }),
     http: { ...HTTP_TIMEOUTS, ...options.http },
     tailLimits: { ...TAIL_LIMITS, ...options.tailLimits },
+    metricsToken: options.metricsToken,
   };
   const services = buildServices(deps);
   const app = await createApp(deps, services);

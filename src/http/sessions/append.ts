@@ -113,6 +113,8 @@ export function appendRoute(app: FastifyInstance, context: SessionContext): void
         batch,
       );
       if (drives) context.turns.landed(id);
+      // Bound counters and one histogram bucket (`src/metrics/service-metrics.ts`).
+      context.metrics.appended(landed.outcome, landed.envelopes.length, reply.elapsedTime / 1000);
       // The answer as `envelopesJson` writes it: the schema's text without re-checking, by
       // zod, envelopes the store has just built (the schema still documents the answer,
       // and the route tests check real answers against the served OpenAPI document). A

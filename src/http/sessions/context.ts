@@ -15,6 +15,7 @@ import { sessionStatus } from '../../sessions/status.ts';
 import type { SessionTokens } from '../../sessions/tokens.ts';
 import type { ControlStore } from '../../storage/control-store.ts';
 import type { LogStore } from '../../storage/log-store.ts';
+import type { ServiceMetrics } from '../../metrics/service-metrics.ts';
 import type { TurnRuntime } from '../../turns/runtime.ts';
 import type { ExecutorAccess } from '../../sessions/executors.ts';
 import { installCaller } from '../auth/install.ts';
@@ -38,6 +39,8 @@ export interface SessionContext {
   readonly executors: ExecutorAccess;
   /** The HMAC key of session ids. */
   readonly idKey: Buffer;
+  /** Counts appends and their latency (`GET /metrics`). */
+  readonly metrics: ServiceMetrics;
 }
 
 /** The session `pathId` names, when the request's install key owns it (else 401/404). */

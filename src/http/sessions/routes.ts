@@ -17,6 +17,7 @@ import type { ExecutorAccess } from '../../sessions/executors.ts';
 import { executorRoutes } from './executor.ts';
 import { appendRoute } from './append.ts';
 import { archiveRoute } from './archive.ts';
+import type { ServiceMetrics } from '../../metrics/service-metrics.ts';
 import type { SessionContext } from './context.ts';
 import { consoleSessionRoutes } from './console.ts';
 import { directoryRoute } from './directory.ts';
@@ -40,6 +41,7 @@ export interface SessionRouteDeps {
   readonly turns: TurnRuntime;
   readonly sealKey: Buffer;
   readonly executors: ExecutorAccess;
+  readonly metrics: ServiceMetrics;
 }
 
 /** Registers every session route. */
@@ -56,6 +58,7 @@ export function sessionRoutes(app: FastifyInstance, deps: SessionRouteDeps): voi
     sealKey: deps.sealKey,
     executors: deps.executors,
     idKey: deps.sessionIdKey,
+    metrics: deps.metrics,
   };
   openRoute(app, context);
   directoryRoute(app, context);

@@ -13,6 +13,7 @@ import { IdParams } from '../../schemas/common.ts';
 import { TailLine, TailQuery } from '../../schemas/records.ts';
 import type { SessionTokens } from '../../sessions/tokens.ts';
 import type { LogStore } from '../../storage/log-store.ts';
+import type { ServiceMetrics } from '../../metrics/service-metrics.ts';
 import { problemResponses } from '../openapi-responses.ts';
 import { TAIL_LIMITS, TailSlots, type TailLimits } from './limits.ts';
 import { deadline, SharedLines, tailLines } from './lines.ts';
@@ -32,6 +33,8 @@ export interface SessionTailDeps {
   readonly shutdown: AbortSignal;
   /** Caps and buffers of the tails (issue 14 item 2); `TAIL_LIMITS` when absent. */
   readonly tailLimits?: TailLimits | undefined;
+  /** Counts live tails by transport and the store failures that end one. */
+  readonly metrics: ServiceMetrics;
 }
 
 const Query = TailQuery.extend({
@@ -98,6 +101,7 @@ export function sessionTailRoutes(app: FastifyInstance, deps: SessionTailDeps): 
       signal: gone,
       ...(lagging === undefined ? {} : { lagging }),
       onError: (error) => {
+        deps.metrics.storeFailed(error);
         request.log.error({ err: error }, 'tail read failed');
       },
       shared,
@@ -158,6 +162,7 @@ export function sessionTailRoutes(app: FastifyInstance, deps: SessionTailDeps): 
         },
       });
       const tail = open(request, gone.signal, writer.offer, lagging.signal);
+      deps.metrics.tailOpened('ndjson');
       try {
         await writer.write(reply, tail.lines, AbortSignal.any([deps.shutdown, tail.expired]));
       } catch (error) {
@@ -166,6 +171,7 @@ export function sessionTailRoutes(app: FastifyInstance, deps: SessionTailDeps): 
       } finally {
         tail.close();
         release(request);
+        deps.metrics.tailClosed('ndjson');
       }
     },
     wsHandler: async (socket, request) => {
@@ -179,6 +185,7 @@ export function sessionTailRoutes(app: FastifyInstance, deps: SessionTailDeps): 
         encode: shared.message,
       });
       const tail = open(request, gone.signal, sender.offer);
+      deps.metrics.tailOpened('websocket');
       try {
         await sender.send(tail.lines, deps.shutdown);
       } catch (error) {
@@ -187,6 +194,7 @@ export function sessionTailRoutes(app: FastifyInstance, deps: SessionTailDeps): 
       } finally {
         tail.close();
         release(request);
+        deps.metrics.tailClosed('websocket');
       }
     },
   });
