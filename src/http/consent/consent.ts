@@ -2,7 +2,7 @@
  * The owner's side of a proposal (interface 4.3, 4.4, table 3.2, §5 rules 4 and 5, §7;
  * decisions rows 72, 83, 92 to 94): `GET /consent/{request}` reads it (members) and, asked
  * for HTML by a browser, is the consent page itself (`consent_url`); `POST
- * /consent/{request}` consents (owners).
+ * /consent/{request}` consents and `POST /consent/{request}/decline` declines (owners).
  */
 import type { FastifyInstance } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
@@ -11,9 +11,9 @@ import type { TokenService } from '../../auth/tokens.ts';
 import type { Entropy } from '../../clock.ts';
 import type { ProposalFlow } from '../../consent/proposals.ts';
 import type { ControlStore } from '../../storage/control-store.ts';
-import { AlreadyGrantedProblem } from '../../schemas/problem.ts';
+import { AlreadyGrantedProblem, Problem } from '../../schemas/problem.ts';
 import { ConsentAnswer, TenantConfig } from '../../schemas/tenant.ts';
-import { ConsentRead, RequestParams } from '../../schemas/vendor.ts';
+import { ConsentRead, DeclineAnswer, RequestParams } from '../../schemas/vendor.ts';
 import { consoleCaller, requireMember, requireOwner } from '../auth/console.ts';
 import { BODY_PROBLEMS, problemResponses } from '../openapi-responses.ts';
 import { PROBLEM_MEDIA_TYPE } from '../problem.ts';
@@ -25,7 +25,7 @@ export interface ConsentDeps {
   readonly entropy: Entropy;
 }
 
-/** Registers `GET /consent/{request}` (JSON or the page) and `POST /consent/{request}`. */
+/** Registers `GET /consent/{request}` (JSON or the page), its consent and its decline. */
 export function consentRoutes(app: FastifyInstance, deps: ConsentDeps, flow: ProposalFlow): void {
   const routes = app.withTypeProvider<ZodTypeProvider>();
 
@@ -76,8 +76,11 @@ export function consentRoutes(app: FastifyInstance, deps: ConsentDeps, flow: Pro
           200: ConsentAnswer,
           ...problemResponses(...BODY_PROBLEMS, 401, 403, 404),
           409: {
-            description: 'Conflict. The request was granted already; `install` names it.',
-            content: { [PROBLEM_MEDIA_TYPE]: { schema: AlreadyGrantedProblem } },
+            description:
+              'Conflict. The request was granted already (`already_granted`, `install` names it), or an owner declined it (`request_declined`).',
+            content: {
+              [PROBLEM_MEDIA_TYPE]: { schema: z.union([AlreadyGrantedProblem, Problem]) },
+            },
           },
         },
       },
@@ -85,6 +88,35 @@ export function consentRoutes(app: FastifyInstance, deps: ConsentDeps, flow: Pro
     async (request) => {
       const caller = requireOwner(await consoleCaller(request, deps));
       return flow.consent(caller.tenant, request.params.request, request.body);
+    },
+  );
+
+  routes.post(
+    '/consent/:request/decline',
+    {
+      schema: {
+        summary: 'Decline a proposal',
+        description:
+          "An owner turns the proposal down: nothing is installed, and the vendor's poll answers `access_denied` (RFC 8628 §3.5) from then on, so the vendor stops polling. Declining again answers the same; a consent after it answers 409 `request_declined`. Send no body.",
+        tags: ['console'],
+        security: [{ consoleToken: [] }],
+        params: RequestParams,
+        response: {
+          200: DeclineAnswer,
+          ...problemResponses(401, 403, 404),
+          409: {
+            description:
+              'Conflict. The request was granted already (`already_granted`, `install` names it).',
+            content: {
+              [PROBLEM_MEDIA_TYPE]: { schema: z.union([AlreadyGrantedProblem, Problem]) },
+            },
+          },
+        },
+      },
+    },
+    async (request) => {
+      const caller = requireOwner(await consoleCaller(request, deps));
+      return flow.decline(caller.tenant, request.params.request);
     },
   );
 }
