@@ -10,6 +10,7 @@ import { z } from 'zod';
 import type { TokenService } from '../../auth/tokens.ts';
 import type { Entropy } from '../../clock.ts';
 import type { ProposalFlow } from '../../consent/proposals.ts';
+import type { OidcVerifier } from '../../console/oidc.ts';
 import type { ControlStore } from '../../storage/control-store.ts';
 import { AlreadyGrantedProblem, Problem } from '../../schemas/problem.ts';
 import { ConsentAnswer, TenantConfig } from '../../schemas/tenant.ts';
@@ -17,17 +18,47 @@ import { ConsentRead, DeclineAnswer, RequestParams } from '../../schemas/vendor.
 import { consoleCaller, requireMember, requireOwner } from '../auth/console.ts';
 import { BODY_PROBLEMS, problemResponses } from '../openapi-responses.ts';
 import { PROBLEM_MEDIA_TYPE } from '../problem.ts';
-import { sendPage, wantsPage } from './page.ts';
+import { oauthScript, sendPage, wantsPage, type PageSignIn } from './page.ts';
 
 export interface ConsentDeps {
   readonly controlStore: ControlStore;
   readonly tokens: TokenService;
   readonly entropy: Entropy;
+  /** `CONSOLE_OIDC_ISSUER`'s verifier: the page signs owners in there; undefined without. */
+  readonly oidc: OidcVerifier | undefined;
+  /** `OPERATOR_GRANT`; absent, on only without an issuer (as `POST /console/token`). */
+  readonly operatorGrant?: boolean;
+}
+
+/** What the page offers to sign in with. */
+async function pageSignIn(deps: ConsentDeps): Promise<PageSignIn> {
+  const { oidc } = deps;
+  return {
+    oidc:
+      oidc === undefined
+        ? null
+        : { issuer: oidc.issuer, clientId: oidc.audience, origins: await oidc.browserOrigins() },
+    operatorGrant: deps.operatorGrant ?? oidc === undefined,
+  };
 }
 
 /** Registers `GET /consent/{request}` (JSON or the page), its consent and its decline. */
 export function consentRoutes(app: FastifyInstance, deps: ConsentDeps, flow: ProposalFlow): void {
   const routes = app.withTypeProvider<ZodTypeProvider>();
+  const hidden = { schema: { hide: true } };
+
+  // The identity provider's way back (OpenID Connect redirect URI): the same page, which
+  // finishes the sign-in and returns to the request it was started from.
+  app.get('/consent/signed-in', hidden, async (_request, reply) =>
+    sendPage(reply, deps.entropy, await pageSignIn(deps)),
+  );
+  // The OpenID Connect client of the page, from the installed package: nothing from a CDN.
+  app.get('/consent/oauth4webapi.js', hidden, async (_request, reply) =>
+    reply
+      .headers({ 'cache-control': 'public, max-age=3600', 'x-content-type-options': 'nosniff' })
+      .type('text/javascript; charset=utf-8')
+      .send(await oauthScript()),
+  );
 
   routes.get(
     '/consent/:request',
@@ -52,7 +83,7 @@ export function consentRoutes(app: FastifyInstance, deps: ConsentDeps, flow: Pro
       },
     },
     async (request, reply) => {
-      if (wantsPage(request)) return sendPage(reply, deps.entropy);
+      if (wantsPage(request)) return sendPage(reply, deps.entropy, await pageSignIn(deps));
       const caller = requireMember(await consoleCaller(request, deps));
       // One URL, two representations: caches must key on Accept.
       return reply
