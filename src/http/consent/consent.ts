@@ -45,19 +45,48 @@ async function pageSignIn(deps: ConsentDeps): Promise<PageSignIn> {
 /** Registers `GET /consent/{request}` (JSON or the page), its consent and its decline. */
 export function consentRoutes(app: FastifyInstance, deps: ConsentDeps, flow: ProposalFlow): void {
   const routes = app.withTypeProvider<ZodTypeProvider>();
-  const hidden = { schema: { hide: true } };
 
   // The identity provider's way back (OpenID Connect redirect URI): the same page, which
   // finishes the sign-in and returns to the request it was started from.
-  app.get('/consent/signed-in', hidden, async (_request, reply) =>
-    sendPage(reply, deps.entropy, await pageSignIn(deps)),
+  routes.get(
+    '/consent/signed-in',
+    {
+      schema: {
+        summary: 'The consent page, back from the identity provider',
+        description:
+          'The redirect URI of the consent page’s OpenID Connect sign-in (register `<BASE_URL>/consent/signed-in` with the provider): the page takes `code` and `state`, gets the ID token, exchanges it at `POST /console/token` and returns to the request it was opened for.',
+        tags: ['console'],
+        response: {
+          200: {
+            description: 'The consent page.',
+            content: { 'text/html': { schema: z.string().describe('The consent page.') } },
+          },
+        },
+      },
+    },
+    async (_request, reply) => sendPage(reply, deps.entropy, await pageSignIn(deps)),
   );
   // The OpenID Connect client of the page, from the installed package: nothing from a CDN.
-  app.get('/consent/oauth4webapi.js', hidden, async (_request, reply) =>
-    reply
-      .headers({ 'cache-control': 'public, max-age=3600', 'x-content-type-options': 'nosniff' })
-      .type('text/javascript; charset=utf-8')
-      .send(await oauthScript()),
+  routes.get(
+    '/consent/oauth4webapi.js',
+    {
+      schema: {
+        summary: 'The consent page’s OpenID Connect client',
+        description: 'oauth4webapi as one ES module, served from the installed package.',
+        tags: ['console'],
+        response: {
+          200: {
+            description: 'JavaScript.',
+            content: { 'text/javascript': { schema: z.string().describe('An ES module.') } },
+          },
+        },
+      },
+    },
+    async (_request, reply) =>
+      reply
+        .headers({ 'cache-control': 'public, max-age=3600', 'x-content-type-options': 'nosniff' })
+        .type('text/javascript; charset=utf-8')
+        .send(await oauthScript()),
   );
 
   routes.get(
