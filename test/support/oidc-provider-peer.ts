@@ -47,6 +47,17 @@ export async function startOidcProvider(): Promise<OidcProviderPeer> {
           },
         ],
         jwks: { keys: [key] },
+        // The page exchanges its code from the browser: the token endpoint answers CORS
+        // requests from the service's origin, as README asks of a real provider.
+        clientBasedCORS: (_ctx: unknown, origin: string) => origin === new URL(redirectUri).origin,
+        ttl: {
+          AccessToken: 600,
+          AuthorizationCode: 60,
+          IdToken: 600,
+          Interaction: 600,
+          Session: 600,
+          Grant: 600,
+        },
         cookies: { keys: [randomUUID()] },
         // The login name is the account: the ID token's `sub`.
         findAccount: (_ctx: unknown, sub: string) => ({
