@@ -10,6 +10,7 @@ import { TokenService } from './auth/tokens.ts';
 import { systemClock, systemEntropy } from './clock.ts';
 import { ConfigError, parseConfig } from './config.ts';
 import { createLogger } from './logger.ts';
+import { readyLine } from './ready-line.ts';
 import { buildServices } from './services.ts';
 import { openStores } from './storage/open.ts';
 
@@ -124,6 +125,18 @@ async function main(): Promise<void> {
   logger.info(
     { url: config.baseUrl, log: stores.log.backend, control: stores.control.backend },
     'listening',
+  );
+  const backends = [...new Set([stores.control.backend, stores.log.backend])].join(' + ');
+  process.stderr.write(
+    `${readyLine({
+      baseUrl: config.baseUrl,
+      dataDir: config.dataDir,
+      stores: backends,
+      operatorGrant: config.operatorGrant,
+      generatedNow: keys.generatedOperatorToken !== undefined,
+      configured: config.operatorToken !== undefined,
+      issuer: config.consoleOidcIssuer,
+    })}\n`,
   );
 }
 

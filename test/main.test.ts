@@ -69,6 +69,19 @@ async function healthyWithin(url: string, ms: number): Promise<number> {
   }
 }
 
+/** The human line of a start, once it is written (just after `listen`). */
+async function readyLineOf(run: Running): Promise<string> {
+  for (let i = 0; i < 50; i++) {
+    const line = run
+      .stderr()
+      .split('\n')
+      .find((l) => l.startsWith('Agent session service ready at '));
+    if (line !== undefined) return line;
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+  throw new Error(`no ready line in: ${run.stderr()}`);
+}
+
 describe('npm start on the embedded default', () => {
   it('serves /health within 15 s, stops on SIGTERM with 0, and keeps its data across a restart', async () => {
     const dataDir = await mkdtemp(path.join(tmpdir(), 'main-'));
@@ -80,6 +93,13 @@ describe('npm start on the embedded default', () => {
     const first = start(env);
     expect(await healthyWithin(url, 15_000)).toBeLessThan(15_000);
     expect(first.stderr()).toMatch(/Operator token \(shown once, keep it safe\): op_/);
+    // Issue 15 item 4: one plain line says where to go, where the data is, and the token.
+    const ready = await readyLineOf(first);
+    expect(ready).toContain(`ready at ${url}`);
+    expect(ready).toContain(`docs ${url}/docs`);
+    expect(ready).toContain(`console ${url}/docs#tag/console`);
+    expect(ready).toContain(`data ${dataDir} (sqlite)`);
+    expect(ready).toContain('operator token: printed above, shown once');
     const key = await readFile(path.join(dataDir, 'keys', 'signing.pem'), 'utf8');
     // Store something through the API: a tenant, created with the operator grant.
     const operator = /Operator token \(shown once, keep it safe\): (op_\S+)/.exec(
@@ -109,6 +129,10 @@ describe('npm start on the embedded default', () => {
     const second = start(env);
     await healthyWithin(url, 15_000);
     expect(second.stderr()).not.toContain('Operator token');
+    // The second start says how to get a new token: the file to delete (README says it too).
+    expect(await readyLineOf(second)).toContain(
+      `delete ${path.join(dataDir, 'keys', 'operator-token.sha256')} and start again`,
+    );
     expect(await readFile(path.join(dataDir, 'keys', 'signing.pem'), 'utf8')).toBe(key);
     // The operator token printed on the first start still signs in, and the tenant is there.
     const memberships = await fetch(`${url}/console/memberships`, {

@@ -55,6 +55,7 @@ describe('statecharts', () => {
       ['none', true, false],
       ['pending', false, false],
       ['granted', false, true],
+      ['declined', false, true],
       ['lapsed', false, true],
     ]);
     expect(chart.transitions).toContainEqual(

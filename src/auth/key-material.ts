@@ -83,6 +83,14 @@ export function hashCredential(credential: string): string {
   return hash('sha256', credential, 'hex');
 }
 
+/**
+ * Where the operator token's hash is kept: deleting it makes the next start generate a new
+ * token and print it once (the old one stops working).
+ */
+export function operatorTokenFile(dataDir: string): string {
+  return path.join(dataDir, 'keys', 'operator-token.sha256');
+}
+
 /** Loads the key material from configuration or `DATA_DIR/keys`, generating what is missing. */
 export async function loadKeyMaterial(options: KeyMaterialOptions): Promise<KeyMaterial> {
   const dir = path.join(options.dataDir, 'keys');
@@ -111,7 +119,7 @@ export async function loadKeyMaterial(options: KeyMaterialOptions): Promise<KeyM
   if (options.operatorToken !== undefined) {
     operatorTokenHash = hashCredential(options.operatorToken);
   } else {
-    const file = path.join(dir, 'operator-token.sha256');
+    const file = operatorTokenFile(options.dataDir);
     const stored = (await readOptional(file))?.trim();
     if (stored === undefined) {
       const token = `op_${randomBytes(32).toString('base64url')}`;

@@ -1,7 +1,7 @@
 /**
  * The answers of the poll (decisions row 30, RFC 8628 §3.5, notes §3): the proposal
- * machine's answer to `poll.requested` as the vendor receives it. A wait is a 400 problem
- * whose `error` member is the RFC 8628 code; a grant is the receipt, repeated on every
+ * machine's answer to `poll.requested` as the vendor receives it. A wait or a stop (lapsed,
+ * or declined by an owner) is a 400 problem whose `error` member is the RFC 8628 code; a grant is the receipt, repeated on every
  * poll until the proposal lapses, with the install key only for a new install.
  */
 import { InvalidRequest } from '../errors.ts';
@@ -19,7 +19,7 @@ export interface PollReceipt {
 
 /** RFC 8628 §3.5: a wait or a stop, as a problem with the code as its `error` member too. */
 function pollError(
-  error: 'authorization_pending' | 'slow_down' | 'expired_token',
+  error: 'authorization_pending' | 'slow_down' | 'expired_token' | 'access_denied',
   message: string,
   extra: Readonly<Record<string, unknown>> = {},
 ): InvalidRequest {
@@ -45,6 +45,11 @@ export function pollReceipt(
       });
     case 'expired_token':
       throw pollError('expired_token', 'the proposal lapsed; propose again');
+    case 'access_denied':
+      throw pollError(
+        'access_denied',
+        'an owner of the tenant declined the proposal; stop polling',
+      );
     case 'receipt':
       return {
         request: proposal.request,

@@ -26,7 +26,12 @@ import { DEFAULT_PROPOSAL_RETENTION_MS } from '../resources/retention.ts';
 import type { InstallValue, ProposalValue } from '../resources/types.ts';
 import type { ControlStore, Versioned } from '../storage/control-store.ts';
 import type { ConsentAnswer, TenantConfig } from '../schemas/tenant.ts';
-import type { ConsentRead, ProposalAnswer, VendorDocument } from '../schemas/vendor.ts';
+import type {
+  ConsentRead,
+  DeclineAnswer,
+  ProposalAnswer,
+  VendorDocument,
+} from '../schemas/vendor.ts';
 import { vendorHash } from './documents.ts';
 import { installEffects } from './install-effects.ts';
 import { planInstallKey } from './install-key.ts';
@@ -50,7 +55,7 @@ export interface ProposalFlowDeps {
 
 /** What the consent read needs of the machine's persisted snapshot. */
 const StoredProposal = z.object({
-  value: z.enum(['none', 'pending', 'granted', 'lapsed']),
+  value: z.enum(['none', 'pending', 'granted', 'lapsed', 'declined']),
   context: z.object({ expires: z.number(), install: z.string().nullable() }),
 });
 
@@ -141,7 +146,10 @@ export class ProposalFlow {
     if (proposal.value.tenant !== null && proposal.value.tenant !== tenant) throw otherTenant();
     const { value: state, context } = parsed.data;
     // Row 72: a lapsed request reads as none, whether or not the actor moved on yet.
-    const live = state === 'granted' || (state === 'pending' && clock.now() < context.expires);
+    // A declined request reads as declined until its ten minutes are over, like a pending one.
+    const live =
+      state === 'granted' ||
+      ((state === 'pending' || state === 'declined') && clock.now() < context.expires);
     if (!live) throw new NotFound('no_such_request', NO_SUCH_REQUEST);
     return {
       request,
@@ -186,9 +194,40 @@ export class ProposalFlow {
       case 'not_found':
         await this.#forgetSalt(proposal);
         throw new NotFound('no_such_request', NO_SUCH_REQUEST);
+      case 'declined':
+        throw declinedAlready();
       case 'unresolved':
       case 'unfit':
         throw check.unresolved ?? check.unfit ?? unexpected(answer);
+      default:
+        throw unexpected(answer);
+    }
+  }
+
+  /**
+   * An owner of `tenant` (the route checked the role) declines the request: the vendor's
+   * poll answers `access_denied` from then on (RFC 8628 §3.5). Declining again answers the
+   * same; a granted request is a conflict naming its install.
+   */
+  async decline(tenant: string, request: string): Promise<DeclineAnswer> {
+    const proposal = await this.#deps.store.get<ProposalValue>('proposal', '', request);
+    if (proposal === null) throw new NotFound('no_such_request', NO_SUCH_REQUEST);
+    const owner = proposal.value.tenant === null || proposal.value.tenant === tenant;
+    const answer = await this.#send(request, { type: 'consent.declined', owner });
+    switch (answer.outcome) {
+      case 'declined':
+        // No key will ever be handed out: the salt it derives from goes now.
+        await this.#forgetSalt(proposal);
+        return { request, state: 'declined' };
+      case 'already_granted':
+        throw new Conflict('already_granted', 'the request was granted already', {
+          extensions: { install: answer.install },
+        });
+      case 'not_owner':
+        throw otherTenant();
+      case 'not_found':
+        await this.#forgetSalt(proposal);
+        throw new NotFound('no_such_request', NO_SUCH_REQUEST);
       default:
         throw unexpected(answer);
     }
@@ -222,6 +261,10 @@ export class ProposalFlow {
 
 function badSecret(): Unauthenticated {
   return new Unauthenticated('the poll secret does not match the request', true);
+}
+
+function declinedAlready(): Conflict {
+  return new Conflict('request_declined', 'an owner of the tenant declined the request already');
 }
 
 function otherTenant(): Forbidden {

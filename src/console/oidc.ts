@@ -40,7 +40,11 @@ const FETCH_TIMEOUT_MS = 5_000;
 /** Clock skew tolerated between the issuer and this service. */
 const CLOCK_TOLERANCE_S = 30;
 
-const DiscoveryDocument = z.object({ issuer: z.string().min(1), jwks_uri: z.url() });
+const DiscoveryDocument = z.object({
+  issuer: z.string().min(1),
+  jwks_uri: z.url(),
+  token_endpoint: z.url().optional(),
+});
 
 export interface OidcOptions {
   /** `CONSOLE_OIDC_ISSUER`. */
@@ -56,6 +60,8 @@ interface Issuer {
   /** The issuer as its discovery document spells it: what `iss` must equal exactly. */
   readonly issuer: string;
   readonly keys: JWTVerifyGetKey;
+  /** Where the consent page exchanges its authorization code, when the issuer says. */
+  readonly tokenEndpoint: string | undefined;
 }
 
 /** Trailing slashes aside, two issuer identifiers are the same URL. */
@@ -84,6 +90,32 @@ export class OidcVerifier {
 
   constructor(options: OidcOptions) {
     this.#options = options;
+  }
+
+  /** `CONSOLE_OIDC_ISSUER`, as configured. */
+  get issuer(): string {
+    return this.#options.issuer;
+  }
+
+  /** The client id the ID tokens are issued to: the consent page signs in as this client. */
+  get audience(): string {
+    return this.#options.audience;
+  }
+
+  /**
+   * The origins a browser signing in with this issuer talks to: the issuer's (discovery)
+   * and its token endpoint's, for the consent page's `connect-src`. An issuer that does
+   * not answer now gives its own origin only; the page then says sign-in failed.
+   */
+  async browserOrigins(): Promise<string[]> {
+    const origins = new Set([new URL(this.#options.issuer).origin]);
+    try {
+      const { tokenEndpoint } = await this.#issuerOnce();
+      if (tokenEndpoint !== undefined) origins.add(new URL(tokenEndpoint).origin);
+    } catch {
+      // Not reachable now: the page's own discovery request will say so.
+    }
+    return [...origins];
   }
 
   /** Reads the discovery document; a failure is not kept, so the next call tries again. */
@@ -117,6 +149,7 @@ export class OidcVerifier {
       keys: createRemoteJWKSet(new URL(parsed.data.jwks_uri), {
         timeoutDuration: FETCH_TIMEOUT_MS,
       }),
+      tokenEndpoint: parsed.data.token_endpoint,
     };
   }
 

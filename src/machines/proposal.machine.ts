@@ -1,5 +1,6 @@
 /**
- * The proposal machine: interface table 3.2 with decisions rows 28–30 and 92–94. Every
+ * The proposal machine: interface table 3.2 with decisions rows 28–30 and 92–94, and the
+ * owner's decline (RFC 8628 §3.5 `access_denied`, issue 15 item 5). Every
  * cell of state × event is decided; each event emits exactly one `proposal.answered`,
  * which the edge maps to its HTTP answer.
  *
@@ -14,142 +15,14 @@
  * Purity. No storage, HTTP, clock or randomness: the edge checks the document, hashes the
  * poll secret, mints install ids and keys, decides ownership, resolution and fit (row 93)
  * and passes the outcomes in as event data. The effects `createInstall` and
- * `updateInstall` are no-ops here; the actor host provides the real ones.
+ * `updateInstall` are no-ops here; the actor host provides the real ones. The named
+ * actions, guards and delays the chart uses are declared in `proposal.setup.ts`.
  */
-import { assign, emit, not, raise, setup } from 'xstate';
-import {
-  initialContext,
-  PROPOSAL_LIFETIME_MS,
-  SLOW_DOWN_STEP_MS,
-  type InstallEffect,
-  type ProposalAnswer,
-  type ProposalContext,
-  type ProposalEvent,
-} from './proposal.types.ts';
+import { not } from 'xstate';
+import { installEffect, proposal, type FixedOutcome } from './proposal.setup.ts';
+import { initialContext } from './proposal.types.ts';
 
 export * from './proposal.types.ts';
-
-/** Answers that carry nothing but their outcome. */
-type FixedOutcome = Exclude<
-  ProposalAnswer['outcome'],
-  'proposed' | 'granted' | 'already_granted' | 'receipt' | 'slow_down'
->;
-
-interface Answered {
-  type: 'proposal.answered';
-  answer: ProposalAnswer;
-}
-
-const answered = (answer: ProposalAnswer): Answered => ({ type: 'proposal.answered', answer });
-
-const proposal = setup({
-  types: {
-    context: {} as ProposalContext,
-    events: {} as ProposalEvent,
-    emitted: {} as Answered,
-  },
-  actions: {
-    /** Answers a fixed outcome. */
-    answer: emit((_, params: { outcome: FixedOutcome }) => answered({ outcome: params.outcome })),
-    /** 2.8: the proposal answer of a new proposal. */
-    answerProposed: emit(({ context }) =>
-      answered({
-        outcome: 'proposed',
-        request: context.request ?? '',
-        vendor: context.vendor ?? '',
-        expires: context.expires,
-        interval: context.interval,
-      }),
-    ),
-    /** 4.3: consent answers the install it created or kept. */
-    answerGranted: emit(({ context }) =>
-      answered({ outcome: 'granted', install: context.install ?? '' }),
-    ),
-    /** Row 92: a repeated consent is a conflict that still names the install. */
-    answerAlreadyGranted: emit(({ context }) =>
-      answered({ outcome: 'already_granted', install: context.install ?? '' }),
-    ),
-    /** Row 30: the committed receipt, the same on every poll until expiry. */
-    answerReceipt: emit(({ context }) =>
-      answered({
-        outcome: 'receipt',
-        install: context.install ?? '',
-        key: context.key,
-        vendor: context.vendor ?? '',
-      }),
-    ),
-    /** Row 30: `slow_down` carries the interval now in force. */
-    answerSlowDown: emit(({ context }) =>
-      answered({ outcome: 'slow_down', interval: context.interval }),
-    ),
-    /** Hands a lapsed proposal's event on to `lapsed`, which answers it. */
-    redeliver: raise(({ event }) => event),
-    /** Records the latest `now`, from which the `lifetime` delay is measured. */
-    see: assign({ seen: ({ context, event }) => Math.max(context.seen, event.now) }),
-    /** Table 3.2 row 1 and row 29: opens the ten-minute lifetime. */
-    open: assign(({ event }) =>
-      event.type === 'proposal.submitted'
-        ? {
-            request: event.request,
-            vendor: event.vendor,
-            secret: event.secret,
-            install: event.install,
-            update: event.install !== null,
-            expires: event.now + PROPOSAL_LIFETIME_MS,
-          }
-        : {},
-    ),
-    /** Row 30: remembers when the vendor polled. */
-    notePoll: assign({ lastPoll: ({ event }) => event.now }),
-    /** Row 30: `slow_down` adds five seconds for this and every later poll. */
-    slowDown: assign({ interval: ({ context }) => context.interval + SLOW_DOWN_STEP_MS }),
-    /** Table 3.2 row 2: a new proposal takes the minted install and key; an update keeps its own. */
-    grant: assign(({ context, event }) =>
-      event.type === 'consent.given' && !context.update
-        ? { install: event.grant.install, key: event.grant.key }
-        : {},
-    ),
-    /** Row 30: the receipt's key is forgotten once the lifetime ends. */
-    forgetKey: assign({ key: null }),
-    /** Effect: create the install and its key (table 3.2 row 2); the host provides it. */
-    createInstall: (_, _params: InstallEffect) => undefined,
-    /** Effect: replace the vendor doc and tenant config, install and key kept (row 94). */
-    updateInstall: (_, _params: InstallEffect) => undefined,
-  },
-  guards: {
-    hasLapsed: ({ context, event }) => event.now >= context.expires,
-    isSecret: ({ context, event }) =>
-      event.type === 'poll.requested' && context.secret !== null && event.secret === context.secret,
-    isOwner: ({ event }) => event.type === 'consent.given' && event.owner,
-    resolves: ({ event }) => event.type === 'consent.given' && event.resolves,
-    fits: ({ event }) => event.type === 'consent.given' && event.fits,
-    isUpdate: ({ context }) => context.update,
-    isTooFast: ({ context, event }) =>
-      context.lastPoll !== null && event.now - context.lastPoll < context.interval,
-  },
-  delays: {
-    /** What is left of the ten minutes, measured from the last `now` the machine saw. */
-    lifetime: ({ context }) => Math.max(0, context.expires - context.seen),
-  },
-});
-
-const installEffect = ({
-  context,
-  event,
-}: {
-  context: ProposalContext;
-  event: ProposalEvent;
-}): InstallEffect => {
-  const grant = event.type === 'consent.given' ? event.grant : null;
-  return {
-    request: context.request ?? '',
-    vendor: context.vendor ?? '',
-    install: context.update ? (context.install ?? '') : (grant?.install ?? ''),
-    key: context.update ? null : (grant?.key ?? null),
-    tenant: grant?.tenant ?? '',
-    config: grant?.config ?? null,
-  };
-};
 
 /** A lapsed pending proposal first moves to `lapsed`, which then answers the event. */
 const lapse = {
@@ -163,6 +36,8 @@ const lapse = {
 const say = (outcome: FixedOutcome) => ({ type: 'answer', params: { outcome } }) as const;
 
 const OWNERS_ONLY = '§5 rule 5, row 94: owners only, checked first (403, row 83)';
+/** Consent and decline: a caller who is not an owner changes nothing. */
+const notOwner = { guard: not('isOwner'), actions: say('not_owner'), description: OWNERS_ONLY };
 const BAD_SECRET = 'row 30: the poll secret does not match (401)';
 const ONE_PER_POST = '2.8: a request is minted per POST, never submitted twice';
 
@@ -173,7 +48,7 @@ export const proposalMachine = proposal.createMachine({
   context: initialContext,
   meta: {
     title: 'Proposal',
-    source: 'interface 3.2; decisions rows 28–30, 92–94',
+    source: 'interface 3.2; decisions rows 28–30, 92–94; RFC 8628 §3.5 (decline)',
     invariants: [
       'Every event is answered by exactly one `proposal.answered` emission.',
       'A proposal lapses ten minutes after submission: from then on consent answers `not_found` and the poll `expired_token` (3.2, row 30).',
@@ -181,6 +56,7 @@ export const proposalMachine = proposal.createMachine({
       'A caller who is not an owner is answered `not_owner` in every state and changes nothing (§5 rule 5, row 94).',
       'The install effects run only on `pending → granted`: `createInstall` for a new app, `updateInstall` (install and key kept, receipt key null) for an update.',
       'Until expiry every poll of a granted proposal answers the same receipt; afterwards the key is forgotten (row 30).',
+      'An owner may decline a pending proposal: from then on every poll with its secret answers `access_denied` (RFC 8628 §3.5), a consent answers `declined` (409), and no install effect runs.',
       'A poll sooner than the interval after the previous one answers `slow_down` and adds 5000 ms to the interval for every later poll (row 30).',
     ],
   },
@@ -199,7 +75,11 @@ export const proposalMachine = proposal.createMachine({
           description: 'row 30: no proposal holds this secret (401)',
         },
         'consent.given': [
-          { guard: not('isOwner'), actions: say('not_owner'), description: OWNERS_ONLY },
+          notOwner,
+          { actions: say('not_found'), description: '§7: no such request (404)' },
+        ],
+        'consent.declined': [
+          notOwner,
           { actions: say('not_found'), description: '§7: no such request (404)' },
         ],
       },
@@ -222,9 +102,18 @@ export const proposalMachine = proposal.createMachine({
             description: 'row 30: no consent yet',
           },
         ],
+        'consent.declined': [
+          lapse,
+          notOwner,
+          {
+            target: 'declined',
+            actions: ['see', say('declined')],
+            description: 'the owner turns it down; the vendor’s poll answers access_denied',
+          },
+        ],
         'consent.given': [
           lapse,
-          { guard: not('isOwner'), actions: say('not_owner'), description: OWNERS_ONLY },
+          notOwner,
           {
             guard: not('resolves'),
             actions: say('unresolved'),
@@ -274,11 +163,36 @@ export const proposalMachine = proposal.createMachine({
           { actions: 'answerReceipt', description: 'row 30: the same receipt until expiry' },
         ],
         'consent.given': [
-          { guard: not('isOwner'), actions: say('not_owner'), description: OWNERS_ONLY },
+          notOwner,
           {
             actions: 'answerAlreadyGranted',
             description: '3.2, row 92: answered as already granted (409, with the install)',
           },
+        ],
+        'consent.declined': [
+          notOwner,
+          {
+            actions: 'answerAlreadyGranted',
+            description: 'a granted request cannot be declined (409, with the install)',
+          },
+        ],
+      },
+    },
+    declined: {
+      description: 'An owner declined; the poll answers access_denied until the request is gone.',
+      on: {
+        'proposal.submitted': { actions: say('exists'), description: ONE_PER_POST },
+        'poll.requested': [
+          { guard: not('isSecret'), actions: say('bad_secret'), description: BAD_SECRET },
+          { actions: say('access_denied'), description: 'RFC 8628 §3.5: the owner declined' },
+        ],
+        'consent.given': [
+          notOwner,
+          { actions: say('declined'), description: 'declined already: consent is refused (409)' },
+        ],
+        'consent.declined': [
+          notOwner,
+          { actions: say('declined'), description: 'declining again answers the same (200)' },
         ],
       },
     },
@@ -291,8 +205,12 @@ export const proposalMachine = proposal.createMachine({
           { actions: say('expired_token'), description: 'row 30: the proposal lapsed' },
         ],
         'consent.given': [
-          { guard: not('isOwner'), actions: say('not_owner'), description: OWNERS_ONLY },
+          notOwner,
           { actions: say('not_found'), description: '3.2: consent answers no such request (404)' },
+        ],
+        'consent.declined': [
+          notOwner,
+          { actions: say('not_found'), description: '3.2: a lapsed request is gone (404)' },
         ],
       },
     },

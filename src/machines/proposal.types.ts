@@ -1,6 +1,6 @@
 /**
  * Context (with its constants), events and answers of the proposal machine (interface 3.2, decisions rows
- * 28–30, 92–94). Kept beside `proposal.machine.ts` so routes can import the shapes
+ * 28–30, 92–94, and the owner's decline). Kept beside `proposal.machine.ts` so routes can import the shapes
  * without the machine.
  */
 
@@ -92,6 +92,13 @@ export type ProposalEvent =
       /** The tenant config fits the vendor config (row 93 "fits"). */
       readonly fits: boolean;
       readonly grant: ProposalGrant;
+    }
+  | {
+      /** POST /consent/{request}/decline: an owner turns the proposal down (RFC 8628 §3.5). */
+      readonly type: 'consent.declined';
+      readonly now: number;
+      /** The caller owns the tenant (§5 rule 5; for an update, the install's tenant, row 94). */
+      readonly owner: boolean;
     };
 
 /** Every answer the machine gives; the edge maps each to its HTTP answer or error. */
@@ -126,6 +133,10 @@ export type ProposalAnswer =
   | { readonly outcome: 'slow_down'; readonly interval: number }
   /** Row 30: 400 `expired_token`. */
   | { readonly outcome: 'expired_token' }
+  /** The owner declined: the decline answers it (200), a consent 409 `declined`. */
+  | { readonly outcome: 'declined' }
+  /** RFC 8628 §3.5: 400 `access_denied`, the owner declined; the vendor stops polling. */
+  | { readonly outcome: 'access_denied' }
   /** Row 30: 200 `{install, key, vendor}`, key null on an update. */
   | {
       readonly outcome: 'receipt';

@@ -101,8 +101,16 @@ export const CatalogChangedProblem = problemWith(
 );
 export type CatalogChangedProblem = z.infer<typeof CatalogChangedProblem>;
 
-/** Decisions row 30, RFC 8628 §3.5: why a poll has no receipt yet. */
-export const PollError = z.enum(['authorization_pending', 'slow_down', 'expired_token']);
+/**
+ * Decisions row 30, RFC 8628 §3.5: why a poll has no receipt yet (`authorization_pending`,
+ * `slow_down`), or will never have one (`expired_token`, `access_denied`: an owner declined).
+ */
+export const PollError = z.enum([
+  'authorization_pending',
+  'slow_down',
+  'expired_token',
+  'access_denied',
+]);
 export type PollError = z.infer<typeof PollError>;
 
 /** Decisions row 30: a 400 to a poll; `slow_down` carries the raised interval. */

@@ -169,7 +169,9 @@ export type PollAnswer = z.infer<typeof PollAnswer>;
 export const ConsentRead = z
   .object({
     request: OpaqueId,
-    state: z.enum(['pending', 'granted']),
+    state: z
+      .enum(['pending', 'granted', 'declined'])
+      .describe('`declined`: an owner declined it; the vendor’s poll answers `access_denied`.'),
     vendor: VendorDocument,
     hash: Sha256Hex,
     expires: Millis,
@@ -180,6 +182,19 @@ export const ConsentRead = z
     description: 'A proposal as the consent page reads it (decisions row 72).',
   });
 export type ConsentRead = z.infer<typeof ConsentRead>;
+
+/** The answer to `POST /consent/{request}/decline`. */
+export const DeclineAnswer = z
+  .object({
+    request: OpaqueId,
+    state: z.literal('declined'),
+  })
+  .meta({
+    id: 'DeclineAnswer',
+    description:
+      'The proposal is declined: the vendor’s next poll answers `access_denied` (RFC 8628 §3.5).',
+  });
+export type DeclineAnswer = z.infer<typeof DeclineAnswer>;
 
 /** `{request}` of the consent paths. */
 export const RequestParams = z.object({ request: OpaqueId });

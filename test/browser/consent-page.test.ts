@@ -1,13 +1,16 @@
 /**
- * Issue 5 item 4: the consent page in headless Chromium. An owner signs in, reads what the
- * vendor asks for, fills the form, meets an inline error, fixes it and consents; the
- * vendor's poll then receives its receipt.
+ * Issue 5 item 4, issue 15 item 5: the consent page in headless Chromium on the embedded
+ * default. An owner signs in with the operator token, sees who and for which tenant they
+ * consent, reads what the vendor asks for, fills the form, meets an inline error, fixes it
+ * and consents; the vendor's poll then receives its receipt. Another owner declines, and
+ * the vendor's poll answers `access_denied`.
  */
 import type { Browser, Page } from 'playwright-core';
 import { launchChromium } from '../support/chromium.ts';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ManualClock } from '../../src/clock.ts';
 import type { TestApp } from '../support/app.ts';
+import type { ConsoleUser } from '../support/console.ts';
 import type { PagingServer } from '../mcp/peers/paging.ts';
 import {
   flowApp,
@@ -52,6 +55,15 @@ async function openPage(url: string): Promise<{ page: Page; problems: string[] }
   return { page, problems };
 }
 
+/** Signs `owner` in on the page through the operator grant, as the page offers it. */
+async function signInAsOperator(page: Page, owner: ConsoleUser): Promise<void> {
+  const operator = harness.keys.generatedOperatorToken ?? '';
+  await page.getByLabel('Tenant').fill(owner.tenant);
+  await page.getByLabel('User').fill(owner.user);
+  await page.getByLabel('Operator token').fill(operator);
+  await page.getByRole('button', { name: 'Sign in with the operator token' }).click();
+}
+
 /** The page address of a proposal on the listening server (`consent_url` names `baseUrl`). */
 const pageOf = (consentUrl: string) => `${origin}${new URL(consentUrl).pathname}`;
 
@@ -63,10 +75,15 @@ describe('the consent page', () => {
     const proposal = await propose(harness, doc);
     const { page, problems } = await openPage(pageOf(proposal.consent_url));
 
-    // Sign in with a console token.
-    await page.getByLabel('Console token').fill(owner.token);
-    await page.getByRole('button', { name: 'Sign in' }).click();
+    // Sign in with the operator token: no identity provider is configured.
+    expect(await page.getByRole('button', { name: /identity provider/ }).isVisible()).toBe(false);
+    await signInAsOperator(page, owner);
     await page.getByRole('heading', { name: String(doc.name) }).waitFor();
+    // Who consents, for which tenant, in which role.
+    await page.locator('#who').waitFor();
+    expect(await page.locator('#who-user').textContent()).toBe(owner.user);
+    expect(await page.locator('#who-tenant').textContent()).toBe(owner.tenant);
+    expect(await page.locator('#who-role').textContent()).toBe('owner');
     expect(await page.locator('#vendor-description').textContent()).toBe(doc.description);
     expect(await page.locator('.tool h4').allTextContents()).toEqual(['search', 'send_mail']);
     await page.locator('.tool details').first().click();
@@ -142,14 +159,51 @@ describe('the consent page', () => {
     await page.close();
   }, 30_000);
 
+  it('declines; the vendor is answered access_denied and nothing is installed', async () => {
+    const owner = await ownerWithOption(harness);
+    const proposal = await propose(harness);
+    const { page, problems } = await openPage(pageOf(proposal.consent_url));
+    await signInAsOperator(page, owner);
+    await page.getByRole('button', { name: 'Decline' }).click();
+    await page.getByRole('heading', { name: 'Declined' }).waitFor();
+    clock.advance(5000);
+    const answer = await poll(harness, proposal);
+    expect(answer.statusCode).toBe(400);
+    expect(answer.json()).toMatchObject({ error: 'access_denied' });
+    const installs = await harness.app.inject({
+      method: 'GET',
+      url: '/installs',
+      headers: owner.headers,
+    });
+    expect(installs.json()).toMatchObject({ items: [] });
+    // Opened again, the page says so instead of offering the form.
+    await page.reload();
+    await page.getByText('This request was declined already').waitFor();
+    expect(await page.locator('#consent').isHidden()).toBe(true);
+    expect(problems).toEqual([]);
+    await page.close();
+  }, 30_000);
+
+  it('refuses a sign-in with a wrong operator token beside the form', async () => {
+    const owner = await ownerWithOption(harness);
+    const proposal = await propose(harness);
+    const { page } = await openPage(pageOf(proposal.consent_url));
+    await page.getByLabel('Tenant').fill(owner.tenant);
+    await page.getByLabel('User').fill(owner.user);
+    await page.getByLabel('Operator token').fill('op_wrong');
+    await page.getByRole('button', { name: 'Sign in with the operator token' }).click();
+    await page.getByText('Sign-in failed: the operator token does not match').waitFor();
+    expect(await page.locator('#proposal').isHidden()).toBe(true);
+    await page.close();
+  }, 30_000);
+
   it('asks to sign in again when the token does not verify, and says when a request is gone', async () => {
     const owner = await ownerWithOption(harness);
     const proposal = await propose(harness);
     const { page } = await openPage(`${pageOf(proposal.consent_url)}#token=not-a-token`);
     await page.getByText('That token does not verify.').waitFor();
     clock.advance(600_000);
-    await page.getByLabel('Console token').fill(owner.token);
-    await page.getByRole('button', { name: 'Sign in' }).click();
+    await signInAsOperator(page, owner);
     await page.getByText('no such request, or it lapsed').waitFor();
     expect(await page.locator('#consent').isHidden()).toBe(true);
     await page.close();

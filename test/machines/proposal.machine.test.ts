@@ -30,6 +30,7 @@ type Step =
       readonly resolves: boolean;
       readonly fits: boolean;
     }
+  | { readonly kind: 'decline'; readonly owner: boolean }
   | { readonly kind: 'advance'; readonly ms: number };
 
 const mostly = fc.integer({ min: 0, max: 4 }).map((n) => n > 0);
@@ -49,6 +50,7 @@ const stepArb: fc.Arbitrary<Step> = fc.oneof(
       fits: mostly,
     }),
   },
+  { weight: 1, arbitrary: fc.record({ kind: fc.constant('decline' as const), owner: mostly }) },
   {
     weight: 3,
     arbitrary: fc.record({
@@ -105,6 +107,8 @@ function toModelEvent(s: Exclude<Step, { kind: 'advance' }>, now: number, n: num
       return { type: 'poll.requested', now, secretOk: s.secretOk };
     case 'consent':
       return { type: 'consent.given', now, ...s, install: `install-${n}`, key: `ik_${n}` };
+    case 'decline':
+      return { type: 'consent.declined', now, owner: s.owner };
   }
 }
 
@@ -123,6 +127,8 @@ function toMachineEvent(e: ModelEvent): ProposalEvent {
         fits: e.fits,
         grant: { install: e.install, key: e.key, tenant: 'tenant', config: { inference: 'x' } },
       };
+    case 'consent.declined':
+      return e;
   }
 }
 
@@ -234,7 +240,7 @@ describe('proposal machine (table 3.2)', () => {
     live.stop();
   }
 
-  it('answers every run of proposals, polls, consents and clock jumps as the model does', () => {
+  it('answers every run of proposals, polls, consents, declines and clock jumps as the model does', () => {
     fc.assert(fc.property(runArb, run), { numRuns: 400 });
 
     // Coverage: every documented rule and every transition of the machine was taken.

@@ -1,12 +1,14 @@
 /**
- * An independent model of interface table 3.2 with decisions rows 29, 30, 92–94, written
+ * An independent model of interface table 3.2 with decisions rows 29, 30, 92–94 and the
+ * owner's decline (RFC 8628 §3.5 `access_denied`, issue 15 item 5), written
  * without XState: every (state, event) cell is a function deciding the rule taken, the
  * next model state and the answer. `Record` without `Partial`, so no cell is left out.
  */
 import type { ProposalAnswer } from '../../src/machines/proposal.machine.ts';
 
-export type ModelStateName = 'none' | 'pending' | 'granted' | 'lapsed';
-export type ModelEventName = 'proposal.submitted' | 'poll.requested' | 'consent.given';
+export type ModelStateName = 'none' | 'pending' | 'granted' | 'lapsed' | 'declined';
+export type ModelEventName =
+  'proposal.submitted' | 'poll.requested' | 'consent.given' | 'consent.declined';
 
 export interface ModelState {
   readonly state: ModelStateName;
@@ -30,7 +32,8 @@ export type ModelEvent =
       readonly fits: boolean;
       readonly install: string;
       readonly key: string;
-    };
+    }
+  | { readonly type: 'consent.declined'; readonly now: number; readonly owner: boolean };
 
 export interface Outcome {
   /** The documented rule the cell applied, for coverage. */
@@ -63,8 +66,10 @@ const stay = (rule: string, m: ModelState, answer: ProposalAnswer): Outcome => (
 });
 
 const consentAsNonOwner = (prefix: string, m: ModelState, e: ModelEvent, then: Cell): Outcome =>
-  e.type === 'consent.given' && !e.owner
-    ? stay(`${prefix}.consent.not_owner`, m, { outcome: 'not_owner' })
+  (e.type === 'consent.given' || e.type === 'consent.declined') && !e.owner
+    ? stay(`${prefix}.${e.type === 'consent.given' ? 'consent' : 'decline'}.not_owner`, m, {
+        outcome: 'not_owner',
+      })
     : then(m, e);
 
 const pollWithSecret = (prefix: string, m: ModelState, e: ModelEvent, then: Cell): Outcome =>
@@ -101,6 +106,10 @@ export const table: Record<ModelStateName, Record<ModelEventName, Cell>> = {
       consentAsNonOwner('none', m, e, () =>
         stay('none.consent.not_found', m, { outcome: 'not_found' }),
       ),
+    'consent.declined': (m, e) =>
+      consentAsNonOwner('none', m, e, () =>
+        stay('none.decline.not_found', m, { outcome: 'not_found' }),
+      ),
   },
   pending: {
     'proposal.submitted': (m) => stay('pending.submit.exists', m, { outcome: 'exists' }),
@@ -134,6 +143,12 @@ export const table: Record<ModelStateName, Record<ModelEventName, Cell>> = {
           answer: { outcome: 'granted', install: next.install ?? '' },
         };
       }),
+    'consent.declined': (m, e) =>
+      consentAsNonOwner('pending', m, e, () => ({
+        rule: 'pending.decline',
+        next: { ...m, state: 'declined' },
+        answer: { outcome: 'declined' },
+      })),
   },
   granted: {
     'proposal.submitted': (m) => stay('granted.submit.exists', m, { outcome: 'exists' }),
@@ -155,6 +170,13 @@ export const table: Record<ModelStateName, Record<ModelEventName, Cell>> = {
           install: m.install ?? '',
         }),
       ),
+    'consent.declined': (m, e) =>
+      consentAsNonOwner('granted', m, e, () =>
+        stay('granted.decline.already_granted', m, {
+          outcome: 'already_granted',
+          install: m.install ?? '',
+        }),
+      ),
   },
   lapsed: {
     'proposal.submitted': (m) => stay('lapsed.submit.exists', m, { outcome: 'exists' }),
@@ -165,6 +187,26 @@ export const table: Record<ModelStateName, Record<ModelEventName, Cell>> = {
     'consent.given': (m, e) =>
       consentAsNonOwner('lapsed', m, e, () =>
         stay('lapsed.consent.not_found', m, { outcome: 'not_found' }),
+      ),
+    'consent.declined': (m, e) =>
+      consentAsNonOwner('lapsed', m, e, () =>
+        stay('lapsed.decline.not_found', m, { outcome: 'not_found' }),
+      ),
+  },
+  // Declined is final: the poll is told to stop whatever the clock says.
+  declined: {
+    'proposal.submitted': (m) => stay('declined.submit.exists', m, { outcome: 'exists' }),
+    'poll.requested': (m, e) =>
+      pollWithSecret('declined', m, e, () =>
+        stay('declined.poll.access_denied', m, { outcome: 'access_denied' }),
+      ),
+    'consent.given': (m, e) =>
+      consentAsNonOwner('declined', m, e, () =>
+        stay('declined.consent.declined', m, { outcome: 'declined' }),
+      ),
+    'consent.declined': (m, e) =>
+      consentAsNonOwner('declined', m, e, () =>
+        stay('declined.decline.again', m, { outcome: 'declined' }),
       ),
   },
 };
@@ -188,6 +230,8 @@ export const RULES: readonly string[] = [
   'none.poll.bad_secret',
   'none.consent.not_owner',
   'none.consent.not_found',
+  'none.decline.not_owner',
+  'none.decline.not_found',
   'pending.submit.exists',
   'pending.poll.bad_secret',
   'pending.poll.slow_down',
@@ -197,6 +241,8 @@ export const RULES: readonly string[] = [
   'pending.consent.unfit',
   'pending.consent.grant_update',
   'pending.consent.grant_new',
+  'pending.decline',
+  'pending.decline.not_owner',
   'pending.lapse',
   'granted.submit.exists',
   'granted.poll.bad_secret',
@@ -204,9 +250,20 @@ export const RULES: readonly string[] = [
   'granted.poll.receipt',
   'granted.consent.not_owner',
   'granted.consent.already_granted',
+  'granted.decline.not_owner',
+  'granted.decline.already_granted',
   'lapsed.submit.exists',
   'lapsed.poll.bad_secret',
   'lapsed.poll.expired',
   'lapsed.consent.not_owner',
   'lapsed.consent.not_found',
+  'lapsed.decline.not_owner',
+  'lapsed.decline.not_found',
+  'declined.submit.exists',
+  'declined.poll.bad_secret',
+  'declined.poll.access_denied',
+  'declined.consent.not_owner',
+  'declined.consent.declined',
+  'declined.decline.not_owner',
+  'declined.decline.again',
 ];

@@ -36,13 +36,18 @@ export interface ServiceProcess {
   stop(): Promise<void>;
 }
 
-/** Starts the service with `env` on a free port; resolves once `/health` answers 200. */
+/**
+ * Starts the service with `env` on a free port; resolves once `/health` answers 200.
+ * `nodeArgs` go to Node before the entry point (e.g. `--import` of a hook).
+ */
 export async function startService(
   env: Record<string, string>,
   timeoutMs = 20_000,
+  nodeArgs: readonly string[] = [],
 ): Promise<ServiceProcess> {
   const port = await freePort();
-  const child = spawn(process.execPath, ['--disable-warning=ExperimentalWarning', MAIN], {
+  const args = ['--disable-warning=ExperimentalWarning', ...nodeArgs, MAIN];
+  const child = spawn(process.execPath, args, {
     env: { PATH: process.env.PATH ?? '', LOG_LEVEL: 'warn', ...env, PORT: String(port) },
     stdio: ['ignore', 'ignore', 'pipe'],
   });

@@ -2,7 +2,7 @@
  * The owner's side of a proposal (interface 4.3, 4.4, table 3.2, §5 rules 4 and 5, §7;
  * decisions rows 72, 83, 92 to 94): `GET /consent/{request}` reads it (members) and, asked
  * for HTML by a browser, is the consent page itself (`consent_url`); `POST
- * /consent/{request}` consents (owners).
+ * /consent/{request}` consents and `POST /consent/{request}/decline` declines (owners).
  */
 import type { FastifyInstance } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
@@ -10,24 +10,84 @@ import { z } from 'zod';
 import type { TokenService } from '../../auth/tokens.ts';
 import type { Entropy } from '../../clock.ts';
 import type { ProposalFlow } from '../../consent/proposals.ts';
+import type { OidcVerifier } from '../../console/oidc.ts';
 import type { ControlStore } from '../../storage/control-store.ts';
-import { AlreadyGrantedProblem } from '../../schemas/problem.ts';
+import { AlreadyGrantedProblem, Problem } from '../../schemas/problem.ts';
 import { ConsentAnswer, TenantConfig } from '../../schemas/tenant.ts';
-import { ConsentRead, RequestParams } from '../../schemas/vendor.ts';
+import { ConsentRead, DeclineAnswer, RequestParams } from '../../schemas/vendor.ts';
 import { consoleCaller, requireMember, requireOwner } from '../auth/console.ts';
 import { BODY_PROBLEMS, problemResponses } from '../openapi-responses.ts';
 import { PROBLEM_MEDIA_TYPE } from '../problem.ts';
-import { sendPage, wantsPage } from './page.ts';
+import { oauthScript, sendPage, wantsPage, type PageSignIn } from './page.ts';
 
 export interface ConsentDeps {
   readonly controlStore: ControlStore;
   readonly tokens: TokenService;
   readonly entropy: Entropy;
+  /** `CONSOLE_OIDC_ISSUER`'s verifier: the page signs owners in there; undefined without. */
+  readonly oidc: OidcVerifier | undefined;
+  /** `OPERATOR_GRANT`; absent, on only without an issuer (as `POST /console/token`). */
+  readonly operatorGrant?: boolean;
 }
 
-/** Registers `GET /consent/{request}` (JSON or the page) and `POST /consent/{request}`. */
+/** What the page offers to sign in with. */
+async function pageSignIn(deps: ConsentDeps): Promise<PageSignIn> {
+  const { oidc } = deps;
+  return {
+    oidc:
+      oidc === undefined
+        ? null
+        : { issuer: oidc.issuer, clientId: oidc.audience, origins: await oidc.browserOrigins() },
+    operatorGrant: deps.operatorGrant ?? oidc === undefined,
+  };
+}
+
+/** Registers `GET /consent/{request}` (JSON or the page), its consent and its decline. */
 export function consentRoutes(app: FastifyInstance, deps: ConsentDeps, flow: ProposalFlow): void {
   const routes = app.withTypeProvider<ZodTypeProvider>();
+
+  // The identity provider's way back (OpenID Connect redirect URI): the same page, which
+  // finishes the sign-in and returns to the request it was started from.
+  routes.get(
+    '/consent/signed-in',
+    {
+      schema: {
+        summary: 'The consent page, back from the identity provider',
+        description:
+          'The redirect URI of the consent page’s OpenID Connect sign-in (register `<BASE_URL>/consent/signed-in` with the provider): the page takes `code` and `state`, gets the ID token, exchanges it at `POST /console/token` and returns to the request it was opened for.',
+        tags: ['console'],
+        response: {
+          200: {
+            description: 'The consent page.',
+            content: { 'text/html': { schema: z.string().describe('The consent page.') } },
+          },
+        },
+      },
+    },
+    async (_request, reply) => sendPage(reply, deps.entropy, await pageSignIn(deps)),
+  );
+  // The OpenID Connect client of the page, from the installed package: nothing from a CDN.
+  routes.get(
+    '/consent/oauth4webapi.js',
+    {
+      schema: {
+        summary: 'The consent page’s OpenID Connect client',
+        description: 'oauth4webapi as one ES module, served from the installed package.',
+        tags: ['console'],
+        response: {
+          200: {
+            description: 'JavaScript.',
+            content: { 'text/javascript': { schema: z.string().describe('An ES module.') } },
+          },
+        },
+      },
+    },
+    async (_request, reply) =>
+      reply
+        .headers({ 'cache-control': 'public, max-age=3600', 'x-content-type-options': 'nosniff' })
+        .type('text/javascript; charset=utf-8')
+        .send(await oauthScript()),
+  );
 
   routes.get(
     '/consent/:request',
@@ -35,7 +95,7 @@ export function consentRoutes(app: FastifyInstance, deps: ConsentDeps, flow: Pro
       schema: {
         summary: 'Read a proposal, or open the consent page',
         description:
-          'With `Accept: application/json` (or none), a member of the tenant reads the proposal (decisions row 72). A browser asking for `text/html` gets the consent page, which signs in with a console token and calls this API.',
+          'With `Accept: application/json` (or none), a member of the tenant reads the proposal (decisions row 72). A browser asking for `text/html` gets the consent page: the owner signs in there (OpenID Connect with `CONSOLE_OIDC_ISSUER`, else the operator token), sees which user consents for which tenant, and consents or declines through this API.',
         tags: ['console'],
         security: [{ consoleToken: [] }, {}],
         params: RequestParams,
@@ -52,7 +112,7 @@ export function consentRoutes(app: FastifyInstance, deps: ConsentDeps, flow: Pro
       },
     },
     async (request, reply) => {
-      if (wantsPage(request)) return sendPage(reply, deps.entropy);
+      if (wantsPage(request)) return sendPage(reply, deps.entropy, await pageSignIn(deps));
       const caller = requireMember(await consoleCaller(request, deps));
       // One URL, two representations: caches must key on Accept.
       return reply
@@ -76,8 +136,11 @@ export function consentRoutes(app: FastifyInstance, deps: ConsentDeps, flow: Pro
           200: ConsentAnswer,
           ...problemResponses(...BODY_PROBLEMS, 401, 403, 404),
           409: {
-            description: 'Conflict. The request was granted already; `install` names it.',
-            content: { [PROBLEM_MEDIA_TYPE]: { schema: AlreadyGrantedProblem } },
+            description:
+              'Conflict. The request was granted already (`already_granted`, `install` names it), or an owner declined it (`request_declined`).',
+            content: {
+              [PROBLEM_MEDIA_TYPE]: { schema: z.union([AlreadyGrantedProblem, Problem]) },
+            },
           },
         },
       },
@@ -85,6 +148,35 @@ export function consentRoutes(app: FastifyInstance, deps: ConsentDeps, flow: Pro
     async (request) => {
       const caller = requireOwner(await consoleCaller(request, deps));
       return flow.consent(caller.tenant, request.params.request, request.body);
+    },
+  );
+
+  routes.post(
+    '/consent/:request/decline',
+    {
+      schema: {
+        summary: 'Decline a proposal',
+        description:
+          "An owner turns the proposal down: nothing is installed, and the vendor's poll answers `access_denied` (RFC 8628 §3.5) from then on, so the vendor stops polling. Declining again answers the same; a consent after it answers 409 `request_declined`. Send no body.",
+        tags: ['console'],
+        security: [{ consoleToken: [] }],
+        params: RequestParams,
+        response: {
+          200: DeclineAnswer,
+          ...problemResponses(401, 403, 404),
+          409: {
+            description:
+              'Conflict. The request was granted already (`already_granted`, `install` names it).',
+            content: {
+              [PROBLEM_MEDIA_TYPE]: { schema: z.union([AlreadyGrantedProblem, Problem]) },
+            },
+          },
+        },
+      },
+    },
+    async (request) => {
+      const caller = requireOwner(await consoleCaller(request, deps));
+      return flow.decline(caller.tenant, request.params.request);
     },
   );
 }

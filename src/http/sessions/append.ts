@@ -17,7 +17,7 @@
 import type { FastifyInstance } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';
-import { NotFound } from '../../errors.ts';
+import { Conflict, NotFound } from '../../errors.ts';
 import { IdParams } from '../../schemas/common.ts';
 import { FilterRefusedProblem, Problem } from '../../schemas/problem.ts';
 import { envelopesJson } from '../../schemas/envelope-json.ts';
@@ -44,6 +44,19 @@ const AppendHeaders = z.looseObject({ 'idempotency-key': IdempotencyKey });
 
 /** Sessions this process has seen exist, so only the first append to each reads the log. */
 const KNOWN_SESSIONS = 100_000;
+
+/**
+ * Issue 15 item 4: the store's `idempotency_conflict` said as what the client did. Without
+ * the header a token writes one batch (row 9), which surprises a client that sends a second.
+ */
+function explained(error: unknown, header: string | undefined): unknown {
+  if (!(error instanceof Conflict) || error.code !== 'idempotency_conflict') return error;
+  const message =
+    header === undefined
+      ? 'this token already wrote a different batch, and without an Idempotency-Key header a token writes one batch only: send each batch with its own Idempotency-Key (a resend of a batch with the same key is answered, not landed again), or mint a fresh token'
+      : 'this token already wrote a different batch under this Idempotency-Key: send each new batch with a new key (a resend of a batch with the same key is answered, not landed again)';
+  return new Conflict('idempotency_conflict', message, { cause: error });
+}
 
 /** Registers `POST /sessions/{id}/events`. */
 export function appendRoute(app: FastifyInstance, context: SessionContext): void {
@@ -107,11 +120,16 @@ export function appendRoute(app: FastifyInstance, context: SessionContext): void
       // driver woken once it landed (see `TurnRuntime.landed`).
       const drives = drivesTurns(batch.envelopes.map((envelope) => envelope.kind));
       if (drives) await context.turns.mark(id);
-      const landed = await landRecords(
-        { logStore: context.logStore, ...(grant === null ? {} : { seal: grant.seal }) },
-        id,
-        batch,
-      );
+      let landed;
+      try {
+        landed = await landRecords(
+          { logStore: context.logStore, ...(grant === null ? {} : { seal: grant.seal }) },
+          id,
+          batch,
+        );
+      } catch (error) {
+        throw grant === null ? explained(error, header) : error;
+      }
       if (drives) context.turns.landed(id);
       // Bound counters and one histogram bucket (`src/metrics/service-metrics.ts`).
       context.metrics.appended(landed.outcome, landed.envelopes.length, reply.elapsedTime / 1000);

@@ -10,6 +10,7 @@ import type { TokenService } from '../../auth/tokens.ts';
 import type { Entropy } from '../../clock.ts';
 import type { InstallHooks } from '../../consent/installs.ts';
 import type { ProposalFlow } from '../../consent/proposals.ts';
+import type { OidcVerifier } from '../../console/oidc.ts';
 import type { ControlStore } from '../../storage/control-store.ts';
 import { consentRoutes } from '../consent/consent.ts';
 import { installKeyRoutes } from '../installs/keys.ts';
@@ -27,6 +28,10 @@ export interface VendorFlowDeps {
   readonly proposals: ProposalFlow;
   /** What else a deleted install takes with it: its sessions (decisions row 76). */
   readonly installHooks: InstallHooks;
+  /** The consent page signs owners in with `CONSOLE_OIDC_ISSUER` when there is one. */
+  readonly oidc: OidcVerifier | undefined;
+  /** `OPERATOR_GRANT`: whether the consent page offers the operator token. */
+  readonly operatorGrant?: boolean;
 }
 
 /** Registers every route of the vendor flow. */

@@ -68,8 +68,8 @@ describe('a session over HTTP', () => {
     const again = await client.append(opened.session, opened.token, batch);
     expect(again.status).toBe(200);
     expect(again.body).toEqual(envelopes);
-    // A different batch under the same token key is a conflict.
-    await client.refused(
+    // A different batch under the same token key is a conflict that says what happened.
+    const unkeyed = await client.refused(
       {
         method: 'POST',
         path: `/sessions/${opened.session}/events`,
@@ -79,6 +79,9 @@ describe('a session over HTTP', () => {
       409,
       'idempotency_conflict',
     );
+    expect(unkeyed.message).toMatch(
+      /^this token already wrote a different batch, and without an Idempotency-Key header a token writes one batch only/,
+    );
 
     // Under Idempotency-Key one token writes many batches, each idempotent on its own.
     const keyed = await client.append(opened.session, opened.token, [message('one')], 'k-1');
@@ -87,7 +90,7 @@ describe('a session over HTTP', () => {
     expect((second.body as Envelope[]).map((e) => e.cursor)).toEqual([5]);
     const replay = await client.append(opened.session, opened.token, [message('one')], 'k-1');
     expect(replay.body).toEqual(keyed.body);
-    await client.refused(
+    const keyedConflict = await client.refused(
       {
         method: 'POST',
         path: `/sessions/${opened.session}/events`,
@@ -98,6 +101,7 @@ describe('a session over HTTP', () => {
       409,
       'idempotency_conflict',
     );
+    expect(keyedConflict.message).toContain('under this Idempotency-Key');
 
     const status = await client.call({
       method: 'GET',

@@ -1,8 +1,9 @@
-/* The consent page's script (issue 5 item 4): plain browser JavaScript, no build step.
- * It signs in with a console token, reads the proposal and the tenant's options and
+/* The consent page's script (issue 5 item 4, issue 15 item 5): plain browser JavaScript,
+ * no build step. It signs the owner in (signin.js, loaded before it as `ConsentSignIn`),
+ * shows who is consenting for which tenant, reads the proposal and the tenant's options and
  * connections through the JSON API, and consents through the form of form.js (loaded
- * first, as `ConsentForm`). */
-/* global document, location, history, sessionStorage, fetch, URL, URLSearchParams, ConsentForm */
+ * first, as `ConsentForm`) or declines. */
+/* global document, location, history, sessionStorage, fetch, URL, URLSearchParams, ConsentForm, ConsentSignIn */
 'use strict';
 
 (() => {
@@ -14,6 +15,7 @@
   const named = location.pathname.split('/').pop() ?? '';
   const request = REQUEST_ID.test(named) ? named : null;
   const form = ConsentForm;
+  const signIn = ConsentSignIn;
   /** Where each field path of the last submission is shown: path → element. */
   let fieldPlaces = new Map();
   let token = null;
@@ -43,16 +45,77 @@
   function showSignIn(error) {
     token = null;
     sessionStorage.removeItem('consoleToken');
+    $('who').hidden = true;
+    $('proposal').hidden = true;
+    $('consent').hidden = true;
     $('signin').hidden = false;
+    $('signin-oidc').hidden = signIn.config.oidc === null;
+    if (signIn.config.oidc !== null) $('oidc-issuer').textContent = signIn.config.oidc.issuer;
+    $('signin-operator').hidden = !signIn.config.operatorGrant;
     $('signin-error').textContent = error ?? '';
     status('');
   }
 
-  function finish(text) {
+  /** Signing in answers a console token, or says why not beside the form. */
+  async function signedIn(attempt) {
+    $('signin-error').textContent = '';
+    try {
+      token = await attempt;
+    } catch (error) {
+      $('signin-error').textContent = `Sign-in failed: ${error.message}`;
+      return;
+    }
+    sessionStorage.setItem('consoleToken', token);
+    await load();
+  }
+
+  function tenantField() {
+    const tenant = $('tenant').value.trim();
+    if (tenant === '') $('signin-error').textContent = 'Name the tenant first.';
+    return tenant === '' ? null : tenant;
+  }
+
+  function finish(title, text) {
     $('consent').hidden = true;
     $('done').hidden = false;
+    $('done-title').textContent = title;
     $('done-text').textContent = text;
     status('');
+  }
+
+  /** Who is consenting: the token's user and tenant, and the role the tenant gives them. */
+  async function showWho() {
+    const named = signIn.who(token);
+    if (named === null) return;
+    const memberships = await call('GET', '../console/memberships');
+    const held = Array.isArray(memberships.data)
+      ? memberships.data.find((m) => m.tenant === named.tenant)
+      : undefined;
+    $('who-user').textContent = named.user;
+    $('who-tenant').textContent = named.tenant;
+    $('who-role').textContent =
+      held === undefined ? 'not a member: only an owner can consent' : held.role;
+    $('who').hidden = false;
+  }
+
+  async function decline() {
+    form.clearErrors();
+    $('decline-button').disabled = true;
+    const answer = await call('POST', `${request}/decline`).finally(() => {
+      $('decline-button').disabled = false;
+    });
+    if (answer.status === 200) {
+      finish(
+        'Declined',
+        'You declined this request: nothing was installed, and the app is told when it next polls.',
+      );
+    } else if (answer.status === 409 && answer.data?.code === 'already_granted') {
+      finish('Consented', `This request was granted already: install ${answer.data.install}.`);
+    } else if (answer.status === 401) {
+      showSignIn('The token no longer verifies; sign in again.');
+    } else {
+      form.showErrors(answer.data ?? { message: `Refused (${answer.status}).` }, new Map());
+    }
   }
 
   async function submit(event) {
@@ -66,10 +129,11 @@
     });
     if (answer.status === 200) {
       finish(
+        'Consented',
         `Install ${answer.data.install} runs under this consent. The app receives its key when it next polls; you can close this page.`,
       );
     } else if (answer.status === 409 && answer.data?.code === 'already_granted') {
-      finish(`This request was granted already: install ${answer.data.install}.`);
+      finish('Consented', `This request was granted already: install ${answer.data.install}.`);
     } else if (answer.status === 401) {
       showSignIn('The token no longer verifies; sign in again.');
     } else {
@@ -82,6 +146,7 @@
     status('Loading the proposal…');
     const read = await call('GET', request);
     if (read.status === 401) return showSignIn('That token does not verify.');
+    await showWho();
     if (read.status !== 200)
       return status(read.data?.message ?? `The proposal cannot be read (${read.status}).`);
     const proposal = read.data;
@@ -93,7 +158,9 @@
     $('expires').textContent = new Date(proposal.expires).toLocaleString();
     form.renderTools(proposal.vendor.tools);
     if (proposal.state === 'granted')
-      return finish(`This request was granted already: install ${proposal.install}.`);
+      return finish('Consented', `This request was granted already: install ${proposal.install}.`);
+    if (proposal.state === 'declined')
+      return finish('Declined', 'This request was declined already: nothing was installed.');
     if (proposal.install !== null) {
       $('update-note').hidden = false;
       $('update-install').textContent = proposal.install;
@@ -111,6 +178,20 @@
     status('');
   }
 
+  if (location.pathname.endsWith('/consent/signed-in')) {
+    // Back from the identity provider: finish the sign-in, then return to the request.
+    status('Signing in…');
+    signIn.finishOidc().then(
+      (done) => {
+        sessionStorage.setItem('consoleToken', done.token);
+        const back = REQUEST_ID.test(done.request) ? done.request : '';
+        location.replace(new URL(back, location.href).href);
+      },
+      (error) => status(`Sign-in failed: ${error.message}. Open the consent link again.`),
+    );
+    return;
+  }
+
   if (request === null) {
     // No fetch at all, no sign-in form: nothing here may use a token (and one handed over
     // in the fragment leaves the address unused).
@@ -120,12 +201,27 @@
     return;
   }
 
-  $('signin-button').addEventListener('click', () => {
-    token = $('token').value.trim();
-    if (token === '') return showSignIn('Paste a console token first.');
-    sessionStorage.setItem('consoleToken', token);
-    void load();
+  $('oidc-button').addEventListener('click', () => {
+    const tenant = tenantField();
+    if (tenant === null) return;
+    // The browser leaves for the provider; only a failure to get there comes back here.
+    signIn.startOidc(tenant, request).catch((error) => {
+      $('signin-error').textContent = `Sign-in failed: ${error.message}`;
+    });
   });
+  $('operator-button').addEventListener('click', () => {
+    const tenant = tenantField();
+    const user = $('user').value.trim();
+    const operatorToken = $('operator-token').value.trim();
+    if (tenant === null) return;
+    if (user === '' || operatorToken === '') {
+      $('signin-error').textContent = 'Name the user and paste the operator token first.';
+      return;
+    }
+    void signedIn(signIn.operator(tenant, user, operatorToken));
+  });
+  $('signout-button').addEventListener('click', () => showSignIn());
+  $('decline-button').addEventListener('click', () => void decline());
   $('consent').addEventListener('submit', (event) => void submit(event));
 
   // A token in the fragment never reaches a server; take it and drop it from the address.
