@@ -16,9 +16,9 @@ describe('configuration', () => {
       rateLimits: {
         appends: { max: 100, windowMs: 1000 },
         sessions: { max: 100, windowMs: 1000 },
-        tails: { max: 10, windowMs: 1000 },
+        tails: { max: 100, windowMs: 1000 },
         console: { max: 50, windowMs: 1000 },
-        open: { max: 10, windowMs: 1000 },
+        open: { max: 20, windowMs: 1000 },
         appdoc: { max: 10, windowMs: 60_000 },
       },
       trustProxy: false,

@@ -8,9 +8,9 @@
  * | ---------- | ----------------------------------------------------------- | ------------ |
  * | `appends`  | `POST /sessions/{id}/events`                                | 100 a second |
  * | `sessions` | every other route taking an install key or a session token  | 100 a second |
- * | `tails`    | `GET /sessions/{id}/events` (NDJSON, WebSocket), the audit  | 10 a second  |
+ * | `tails`    | `GET /sessions/{id}/events` (NDJSON, WebSocket), the audit  | 100 a second |
  * | `console`  | the routes taking a console token                           | 50 a second  |
- * | `open`     | routes without a service credential, unknown routes         | 10 a second  |
+ * | `open`     | routes without a service credential, unknown routes         | 20 a second  |
  * | `appdoc`   | `POST /appdoc`, open to anyone                              | 10 a minute  |
  *
  * The family is read once per route from its documented `security` (`openapi.ts`), so a
