@@ -6,6 +6,7 @@
  */
 import { randomBytes, randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { WebSocket } from 'ws';
 import { startTestApp, type TestApp } from '../support/app.ts';
 import { TEST_REDIS_URL } from '../support/services.ts';
 import { listeningClient, type TurnClient } from '../turns/turn-client.ts';
@@ -42,6 +43,7 @@ describe('rate limits in Redis over real HTTP', () => {
         appends: { max: LIMIT, windowMs: MINUTE },
         sessions: { max: LIMIT, windowMs: MINUTE },
         console: { max: LIMIT, windowMs: MINUTE },
+        tails: { max: LIMIT, windowMs: MINUTE },
       },
     });
     client = await listeningClient(harness);
@@ -108,6 +110,41 @@ describe('rate limits in Redis over real HTTP', () => {
     };
     expect((await append(await mint('ada'))).status).toBe(429);
     expect((await append(await mint('grace'))).status).toBe(200);
+    from.close();
+  });
+
+  it("identifies a WebSocket tail's token in the access_token query or the bearer subprotocol", async () => {
+    const { key } = await client.install();
+    const opened = await client.open(key);
+    const from = new LoopbackClient(base);
+    const path = `/sessions/${opened.session}/events?from=1&to=2`;
+    const spent = await from.many(LIMIT + 1, 8, (i) =>
+      from.request('GET', path, { token: randomBearer(i) }),
+    );
+    expect(countStatuses(spent)).toEqual({ 401: LIMIT, 429: 1 });
+    // A browser cannot set Authorization on an upgrade (decisions row 3).
+    const upgrade = (url: string, protocols: string[] = []) =>
+      new Promise<number>((resolve, reject) => {
+        const socket = new WebSocket(`${base.replace('http', 'ws')}${url}`, protocols, {
+          localAddress: from.address,
+        });
+        socket.once('open', () => {
+          socket.close();
+          resolve(101);
+        });
+        socket.once('unexpected-response', (_request, response) => {
+          resolve(response.statusCode ?? 0);
+        });
+        socket.once('error', reject);
+      });
+    const other = await client.call(
+      'GET',
+      `/sessions/${opened.session}/token?principal=grace`,
+      key,
+    );
+    expect(await upgrade(`${path}&access_token=${opened.token}`)).toBe(101);
+    expect(await upgrade(path, ['bearer', (other.body as { token: string }).token])).toBe(101);
+    expect(await upgrade(`${path}&access_token=${randomBearer(2)}`)).toBe(429);
     from.close();
   });
 
