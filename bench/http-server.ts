@@ -8,6 +8,10 @@
  *   service's own logger (redaction included);
  * - the bare baseline (`http-bare.ts`) on its own port, on the same Redis.
  *
+ * The app's rate limits count in Redis through the log store's client, as the service
+ * does with REDIS_URL; BENCH_RATE_LIMIT_STORE=local counts them in the process instead
+ * (as without REDIS_URL), to tell the Redis round trip's share apart.
+ *
  * It makes one install through the public flow (`test/support/flow.ts`: propose, consent,
  * poll) in a build with no inference provider, so appends start no turns, and tells the
  * parent over IPC: `{ type: 'ready', app, bare, installKey }`, and answers `{ type: 'cpu' }` with
@@ -23,6 +27,7 @@ import path from 'node:path';
 import pg from 'pg';
 import { TAIL_LIMITS } from '../src/http/tails/limits.ts';
 import { createApp } from '../src/app.ts';
+import { RATE_FAMILIES, type RateLimits } from '../src/http/rate-limit.ts';
 import { loadKeyMaterial } from '../src/auth/key-material.ts';
 import { TokenService } from '../src/auth/tokens.ts';
 import { systemClock, systemEntropy } from '../src/clock.ts';
@@ -64,6 +69,7 @@ const RATE_LIMIT = 10_000_000;
  * and the heartbeat keep their defaults.
  */
 const TAIL_CAP = 1_000_000;
+const LOCAL_RATE_LIMIT = process.env.BENCH_RATE_LIMIT_STORE === 'local';
 
 const suffix = randomBytes(4).toString('hex');
 const prefix = `bench:${suffix}:`;
@@ -106,8 +112,11 @@ async function start(): Promise<ServerReady> {
   const app = await createApp({
     baseUrl: BASE_URL,
     bodyLimit: 1024 * 1024,
-    rateLimitPerSecond: RATE_LIMIT,
-    appdocRateLimitPerMinute: RATE_LIMIT,
+    rateLimits: Object.fromEntries(
+      RATE_FAMILIES.map((family) => [family, { max: RATE_LIMIT, windowMs: 1000 }]),
+    ) as RateLimits,
+    // As `src/main.ts` with REDIS_URL: the limits count in Redis, through the log's client.
+    rateLimitRedis: LOCAL_RATE_LIMIT ? undefined : log.client,
     // As `src/main.ts` logs (`batchedDestination`), here on /dev/null so the bench prints
     // only tables.
     logger: createLogger({ level: 'info', destination: batchedDestination('/dev/null') }),

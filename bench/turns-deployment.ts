@@ -126,7 +126,11 @@ export class Deployment {
         DATA_DIR: this.dataDir,
         ...(this.databaseUrl === undefined ? {} : { DATABASE_URL: this.databaseUrl }),
         ...(this.redisUrl === undefined ? {} : { REDIS_URL: this.redisUrl }),
+        // Every family's limit out of reach: the bench measures turns, not refusals.
         RATE_LIMIT_PER_SECOND: RATE_LIMIT,
+        TAIL_RATE_LIMIT_PER_SECOND: RATE_LIMIT,
+        CONSOLE_RATE_LIMIT_PER_SECOND: RATE_LIMIT,
+        OPEN_RATE_LIMIT_PER_SECOND: RATE_LIMIT,
         APPDOC_RATE_LIMIT_PER_MINUTE: RATE_LIMIT,
         // The probe (`server-probe.ts`), and any BENCH_SERVER_NODE_OPTIONS (for example
         // --cpu-prof --cpu-prof-dir=.tmp/prof, or --trace-gc) to look inside a run.

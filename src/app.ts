@@ -6,7 +6,8 @@
  * `Services`, so every route shares one actor host, one directory and one OAuth store.
  */
 import websocket from '@fastify/websocket';
-import Fastify, { LogController, type FastifyInstance, type FastifyRequest } from 'fastify';
+import Fastify, { LogController, type FastifyInstance } from 'fastify';
+import type { Cluster, Redis } from 'ioredis';
 import { serializerCompiler } from 'fastify-type-provider-zod';
 import { installErrorHandling, notFound } from './http/error-handler.ts';
 import { consoleTenantRoutes } from './http/console/tenant.ts';
@@ -19,7 +20,8 @@ import { healthRoutes } from './http/health.ts';
 import { installJsonBody } from './http/json-body.ts';
 import { jwksRoutes } from './http/jwks.ts';
 import { metricsRoute } from './http/metrics.ts';
-import { installRateLimit } from './http/rate-limit.ts';
+import { CredentialBuckets, identifiers } from './http/rate-keys.ts';
+import { installRateLimit, type RateLimits } from './http/rate-limit.ts';
 import { sessionRoutes } from './http/sessions/routes.ts';
 import { docsRoutes } from './http/docs.ts';
 import { openApiRoute, registerOpenApi } from './http/openapi.ts';
@@ -31,17 +33,22 @@ import { installHeartbeat } from './http/tails/heartbeat.ts';
 import { TAIL_LIMITS, type TailLimits } from './http/tails/limits.ts';
 import { HTTP_TIMEOUTS, serverTimeouts, type HttpTimeouts } from './http/timeouts.ts';
 import { vendorFlowRoutes } from './http/vendor/flow.ts';
-import { hashCredential } from './auth/key-material.ts';
+import type { TrustProxy } from './net/proxies.ts';
 import { buildServices, type Services, type ServicesDeps } from './services.ts';
 
 /** What the app is built from: the services' ports and configuration, and HTTP settings. */
 export interface AppDeps extends ServicesDeps {
   /** Largest request body in bytes (decisions row 87: 1 MiB). */
   readonly bodyLimit: number;
-  /** Requests per second per credential (decisions row 86: 100). */
-  readonly rateLimitPerSecond: number;
-  /** Proposals per minute per IP (decisions row 86: 10). */
-  readonly appdocRateLimitPerMinute: number;
+  /** Requests per bucket per window of each route family (decisions row 86, `rate-limit.ts`). */
+  readonly rateLimits: RateLimits;
+  /**
+   * The Redis client the rate limits count through, so that every process of the
+   * deployment enforces one limit; absent, each process counts on its own.
+   */
+  readonly rateLimitRedis?: Redis | Cluster | undefined;
+  /** `TRUST_PROXY`: which proxies' `X-Forwarded-For` names the client (off by default). */
+  readonly trustProxy?: TrustProxy | undefined;
   /** Largest body of the unauthenticated `POST /appdoc` (issue 14 item 3; 256 KiB by default). */
   readonly appdocBodyLimit?: number;
   /** SHA-256 of the operator token (decisions row 73). */
@@ -56,28 +63,6 @@ export interface AppDeps extends ServicesDeps {
   readonly tailLimits?: TailLimits | undefined;
   /** `METRICS_TOKEN`: who may scrape `GET /metrics` from elsewhere (`http/metrics.ts`). */
   readonly metricsToken?: string | undefined;
-}
-
-/** Credentials whose rate-limit bucket is remembered; past this the memory starts afresh. */
-const REMEMBERED_BUCKETS = 10_000;
-
-/**
- * The rate-limit bucket of a request: its credential's hash when it has one, else its
- * address. A credential's hash is made once, not on every request it sends.
- */
-function rateKeys(): (request: FastifyRequest) => string {
-  const buckets = new Map<string, string>();
-  return (request) => {
-    const credential = request.headers.authorization;
-    if (credential === undefined) return `ip:${request.ip}`;
-    let bucket = buckets.get(credential);
-    if (bucket === undefined) {
-      if (buckets.size >= REMEMBERED_BUCKETS) buckets.clear();
-      bucket = `cred:${hashCredential(credential)}`;
-      buckets.set(credential, bucket);
-    }
-    return bucket;
-  };
 }
 
 /**
@@ -100,6 +85,8 @@ export async function createApp(
     exposeHeadRoutes: false,
     forceCloseConnections: 'idle',
     ...serverTimeouts(deps.http ?? HTTP_TIMEOUTS),
+    trustProxy:
+      typeof deps.trustProxy === 'object' ? [...deps.trustProxy] : (deps.trustProxy ?? false),
     routerOptions: { ignoreTrailingSlash: false, maxParamLength: 200 },
   });
   app.setValidatorCompiler(validatorCompiler);
@@ -112,12 +99,14 @@ export async function createApp(
   });
   installRequestLog(app);
   await registerOpenApi(app, deps.baseUrl);
+  const rateLimit = await installRateLimit(app, {
+    limits: deps.rateLimits,
+    buckets: new CredentialBuckets(identifiers({ ...deps, ...services })),
+    redis: deps.rateLimitRedis,
+    // One deployment is one BASE_URL (decisions row 1): its processes share their counts.
+    nameSpace: `ratelimit:${deps.baseUrl}:`,
+  });
   docsRoutes(app, deps.entropy);
-  const rateLimit = installRateLimit(
-    app,
-    { max: deps.rateLimitPerSecond, windowMs: 1000, key: rateKeys() },
-    deps.clock,
-  );
   await app.register(websocket, { options: { maxPayload: deps.bodyLimit } });
   installHeartbeat(app, deps.tailLimits ?? TAIL_LIMITS);
   // Unknown routes count against the caller's rate limit too.

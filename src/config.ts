@@ -10,7 +10,9 @@ import path from 'node:path';
 import { z } from 'zod';
 import { parseSecretsKeys } from './auth/secrets-keys.ts';
 import { OIDC_ALGORITHMS } from './console/oidc.ts';
+import type { RateLimits } from './http/rate-limit.ts';
 import { parseAllowList } from './net/addresses.ts';
+import { parseTrustProxy, type TrustProxy } from './net/proxies.ts';
 import { parseDuration } from './schemas/duration.ts';
 import { parseRedisTarget } from './storage/redis/target.ts';
 import type { HttpTimeouts } from './http/timeouts.ts';
@@ -94,6 +96,19 @@ const redisUrl = z.string().superRefine((value, ctx) => {
   }
 });
 
+/** `TRUST_PROXY`: off, on, or proxy addresses and CIDRs (`net/proxies.ts`). */
+const trustProxy = z.string().transform((value, ctx) => {
+  try {
+    return parseTrustProxy(value);
+  } catch (error) {
+    ctx.addIssue({
+      code: 'custom',
+      message: error instanceof Error ? error.message : 'is invalid',
+    });
+    return z.NEVER;
+  }
+});
+
 /** One 32-byte base64url key, or several newest first, comma-separated (a ring, issue 14). */
 const base64Keys = z.string().refine((value) => {
   try {
@@ -134,7 +149,11 @@ export const configSchema = z.object({
   SECRETS_KEY: optional(base64Keys),
   BODY_LIMIT: optional(positiveInt).default(1024 * 1024),
   RATE_LIMIT_PER_SECOND: optional(positiveInt).default(100),
+  TAIL_RATE_LIMIT_PER_SECOND: optional(positiveInt).default(100),
+  CONSOLE_RATE_LIMIT_PER_SECOND: optional(positiveInt).default(50),
+  OPEN_RATE_LIMIT_PER_SECOND: optional(positiveInt).default(20),
   APPDOC_RATE_LIMIT_PER_MINUTE: optional(positiveInt).default(10),
+  TRUST_PROXY: optional(trustProxy).default(false),
   APPDOC_BODY_LIMIT: optional(positiveInt).default(256 * 1024),
   PROPOSAL_RETENTION: optional(span).default(86_400_000),
   SHUTDOWN_GRACE_MS: optional(positiveInt).default(10_000),
@@ -185,8 +204,10 @@ export interface Config {
    */
   readonly secretsKey: string | undefined;
   readonly bodyLimit: number;
-  readonly rateLimitPerSecond: number;
-  readonly appdocRateLimitPerMinute: number;
+  /** Requests per bucket per window of each route family (`src/http/rate-limit.ts`). */
+  readonly rateLimits: RateLimits;
+  /** Which proxies' `X-Forwarded-For` names the client: the address rate limits key on. */
+  readonly trustProxy: TrustProxy;
   /** Largest body of the unauthenticated `POST /appdoc`, in bytes (413 above it). */
   readonly appdocBodyLimit: number;
   /** How long an ended proposal is kept after its ten minutes, in ms. */
@@ -258,8 +279,15 @@ export function parseConfig(
     signingKey: c.SIGNING_KEY,
     secretsKey: c.SECRETS_KEY,
     bodyLimit: c.BODY_LIMIT,
-    rateLimitPerSecond: c.RATE_LIMIT_PER_SECOND,
-    appdocRateLimitPerMinute: c.APPDOC_RATE_LIMIT_PER_MINUTE,
+    rateLimits: {
+      appends: { max: c.RATE_LIMIT_PER_SECOND, windowMs: 1000 },
+      sessions: { max: c.RATE_LIMIT_PER_SECOND, windowMs: 1000 },
+      tails: { max: c.TAIL_RATE_LIMIT_PER_SECOND, windowMs: 1000 },
+      console: { max: c.CONSOLE_RATE_LIMIT_PER_SECOND, windowMs: 1000 },
+      open: { max: c.OPEN_RATE_LIMIT_PER_SECOND, windowMs: 1000 },
+      appdoc: { max: c.APPDOC_RATE_LIMIT_PER_MINUTE, windowMs: 60_000 },
+    },
+    trustProxy: c.TRUST_PROXY,
     appdocBodyLimit: c.APPDOC_BODY_LIMIT,
     proposalRetentionMs: c.PROPOSAL_RETENTION,
     shutdownGraceMs: c.SHUTDOWN_GRACE_MS,

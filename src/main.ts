@@ -53,8 +53,10 @@ async function main(): Promise<void> {
   const deps: AppDeps = {
     baseUrl: config.baseUrl,
     bodyLimit: config.bodyLimit,
-    rateLimitPerSecond: config.rateLimitPerSecond,
-    appdocRateLimitPerMinute: config.appdocRateLimitPerMinute,
+    rateLimits: config.rateLimits,
+    // Issue 14 item 1: with REDIS_URL every process counts against the same limits.
+    rateLimitRedis: stores.redis,
+    trustProxy: config.trustProxy,
     appdocBodyLimit: config.appdocBodyLimit,
     proposalRetentionMs: config.proposalRetentionMs,
     logger,

@@ -13,8 +13,15 @@ describe('configuration', () => {
       redisUrl: undefined,
       logLevel: 'info',
       bodyLimit: 1024 * 1024,
-      rateLimitPerSecond: 100,
-      appdocRateLimitPerMinute: 10,
+      rateLimits: {
+        appends: { max: 100, windowMs: 1000 },
+        sessions: { max: 100, windowMs: 1000 },
+        tails: { max: 100, windowMs: 1000 },
+        console: { max: 50, windowMs: 1000 },
+        open: { max: 20, windowMs: 1000 },
+        appdoc: { max: 10, windowMs: 60_000 },
+      },
+      trustProxy: false,
       appdocBodyLimit: 256 * 1024,
       proposalRetentionMs: 86_400_000,
       leaseMs: 10_000,
@@ -88,6 +95,45 @@ describe('configuration', () => {
     expect(() =>
       parseConfig({ HTTP_HEADERS_TIMEOUT: '1m', HTTP_REQUEST_TIMEOUT: '30s' }, '/'),
     ).toThrow('HTTP_HEADERS_TIMEOUT: must not be longer than HTTP_REQUEST_TIMEOUT');
+  });
+
+  it('reads the limit of each route family (issue 14 item 1)', () => {
+    const config = parseConfig(
+      {
+        RATE_LIMIT_PER_SECOND: '7',
+        TAIL_RATE_LIMIT_PER_SECOND: '3',
+        CONSOLE_RATE_LIMIT_PER_SECOND: '5',
+        OPEN_RATE_LIMIT_PER_SECOND: '2',
+        APPDOC_RATE_LIMIT_PER_MINUTE: '1',
+      },
+      '/',
+    );
+    expect(config.rateLimits).toEqual({
+      appends: { max: 7, windowMs: 1000 },
+      sessions: { max: 7, windowMs: 1000 },
+      tails: { max: 3, windowMs: 1000 },
+      console: { max: 5, windowMs: 1000 },
+      open: { max: 2, windowMs: 1000 },
+      appdoc: { max: 1, windowMs: 60_000 },
+    });
+    expect(() => parseConfig({ TAIL_RATE_LIMIT_PER_SECOND: '0' }, '/')).toThrow(
+      'TAIL_RATE_LIMIT_PER_SECOND: must be positive',
+    );
+  });
+
+  it('takes TRUST_PROXY as off, on, or proxy addresses and CIDRs', () => {
+    const trust = (value: string) => parseConfig({ TRUST_PROXY: value }, '/').trustProxy;
+    expect(trust('off')).toBe(false);
+    expect(trust('on')).toBe(true);
+    expect(trust('10.0.0.0/8, loopback,::1,fd00::/8')).toEqual([
+      '10.0.0.0/8',
+      'loopback',
+      '::1',
+      'fd00::/8',
+    ]);
+    expect(() => trust('2')).toThrow('TRUST_PROXY: 2 is not an address');
+    expect(() => trust('10.0.0.0/33')).toThrow('TRUST_PROXY: 10.0.0.0/33 is not an address');
+    expect(() => trust('proxy.internal')).toThrow('TRUST_PROXY');
   });
 
   it('treats an empty variable as absent', () => {

@@ -17,7 +17,7 @@ const MEANING: Readonly<Record<ProblemStatus, string>> = {
   409: 'The request collides with the resource state.',
   413: 'The request or a record is over its size limit.',
   415: 'The body is not `application/json`.',
-  429: 'Over the rate limit; `Retry-After` says when to come back.',
+  429: "Over the rate limit of the route's family; `Retry-After` says when to come back, the `RateLimit-*` headers what is left.",
   502: 'A server the service depends on failed; nothing changed.',
   503: 'A store of the service does not answer.',
 };

@@ -1,132 +1,169 @@
 /**
- * Rate limits (decisions row 86): requests per credential (or per address without one)
- * in fixed windows; past the limit a request is refused with 429 `rate_limited` and
- * `Retry-After`. Every counted answer carries `X-RateLimit-Limit`, `-Remaining` and
- * `-Reset` (seconds until the window ends).
+ * Rate limits (decisions row 86, issue 14 items 1 and 3) through `@fastify/rate-limit`.
  *
- * A route takes the app's limit unless its `config.rateLimit` names its own, or `false`
- * for none (`GET /health`, `GET /openapi.json`). The counting is a synchronous
- * `onRequest` hook over an in-process map: `@fastify/rate-limit`, which this replaces,
- * did the same through three awaits and a per-request `routeOptions` object, about
- * 10 µs a request on the append path (`npm run bench`). Limits are per process: two
- * processes behind one balancer each allow the limit.
+ * Every route but `GET /health` and `GET /openapi.json` (`config.rateLimit: false`)
+ * belongs to one family, each with its own limit and its own buckets:
+ *
+ * | family     | routes                                                      | default      |
+ * | ---------- | ----------------------------------------------------------- | ------------ |
+ * | `appends`  | `POST /sessions/{id}/events`                                | 100 a second |
+ * | `sessions` | every other route taking an install key or a session token  | 100 a second |
+ * | `tails`    | `GET /sessions/{id}/events` (NDJSON, WebSocket), the audit  | 100 a second |
+ * | `console`  | the routes taking a console token                           | 50 a second  |
+ * | `open`     | routes without a service credential, unknown routes         | 20 a second  |
+ * | `appdoc`   | `POST /appdoc`, open to anyone                              | 10 a minute  |
+ *
+ * The family is read once per route from its documented `security` (`openapi.ts`), so a
+ * new route falls in the family of its credential. A request counts against the bucket
+ * `rate-keys.ts` picks: the verified credential it carries, else its client address.
+ * Counting happens in `onRequest`, before the body is read and before the route does any
+ * work; past the limit the answer is 429 `rate_limited` through the one error handler,
+ * with `Retry-After`. Every counted answer carries `RateLimit-Limit`, `RateLimit-Remaining`
+ * and `RateLimit-Reset` (the IETF RateLimit header fields draft, as the plugin writes them).
+ *
+ * With `REDIS_URL` the counts live in Redis (the plugin's store: one Lua INCR/PEXPIRE per
+ * request, through the log store's client), so every process of a deployment enforces one
+ * limit; on a Redis Cluster each bucket is one key, on the master of its slot. While that
+ * client is not connected requests pass uncounted rather than wait for Redis or fail (the
+ * routes that need Redis answer 503 by themselves). Without Redis each process counts on
+ * its own, in a bounded LRU.
  */
-import type {
-  FastifyInstance,
-  FastifyReply,
-  FastifyRequest,
-  HookHandlerDoneFunction,
-} from 'fastify';
-import type { Clock } from '../clock.ts';
+import fastifyRateLimit from '@fastify/rate-limit';
+import type { FastifyInstance, RouteOptions, preHandlerAsyncHookHandler } from 'fastify';
+import type { Cluster, Redis } from 'ioredis';
 import { RateLimited } from '../errors.ts';
+import type { CredentialBuckets, CredentialKind } from './rate-keys.ts';
 
-/** A limit: `max` requests per `windowMs` for each bucket `key` names. */
+/** The families routes are limited in, each with its own limit and buckets. */
+export const RATE_FAMILIES = ['appends', 'sessions', 'tails', 'console', 'open', 'appdoc'] as const;
+export type RateFamily = (typeof RATE_FAMILIES)[number];
+
+/** `max` requests per `windowMs` for each bucket. */
 export interface RateLimit {
   readonly max: number;
   readonly windowMs: number;
-  /** The bucket a request counts against. */
-  readonly key: (request: FastifyRequest) => string;
+}
+
+export type RateLimits = Readonly<Record<RateFamily, RateLimit>>;
+
+/** How a route is limited: its family, and the credential it takes. */
+export interface RateRule {
+  readonly family: RateFamily;
+  /** The credential identified before the route runs (`rate-keys.ts`); null: none. */
+  readonly credential: CredentialKind | null;
 }
 
 declare module 'fastify' {
   interface FastifyContextConfig {
-    /** The route's own limit, or false for none; absent, the app's limit applies. */
-    rateLimit?: RateLimit | false;
+    /** Set on every limited route when it is added (`installRateLimit`). */
+    rateRule?: RateRule;
   }
 }
 
-/** Buckets one limit keeps at most: past that, the one renewed longest ago is dropped. */
-const DEFAULT_CAPACITY = 50_000;
+/** Routes whose family is not their credential's. */
+const ROUTE_FAMILIES: Readonly<Record<string, RateFamily>> = {
+  'POST /sessions/:id/events': 'appends',
+  'GET /sessions/:id/events': 'tails',
+  'GET /console/sessions/:id/events': 'tails',
+  'POST /appdoc': 'appdoc',
+};
 
-interface Window {
-  start: number;
-  count: number;
-}
+/** Unknown routes, and routes added without a rule. */
+const OPEN: RateRule = { family: 'open', credential: null };
 
-/**
- * Fixed windows per key. A key's window starts at its first request and lasts
- * `windowMs`; at most `capacity` keys are kept, and a key renewed longest ago goes first
- * (a dropped key starts afresh: the bound errs towards admitting).
- */
-export class WindowCounter {
-  readonly #windowMs: number;
-  readonly #capacity: number;
-  readonly #windows = new Map<string, Window>();
-
-  constructor(windowMs: number, capacity = DEFAULT_CAPACITY) {
-    this.#windowMs = windowMs;
-    this.#capacity = capacity;
-  }
-
-  /** Counts one request of `key` at `now`; answers its window, this request included. */
-  count(key: string, now: number): Readonly<Window> {
-    let window = this.#windows.get(key);
-    if (window === undefined || now >= window.start + this.#windowMs) {
-      // Renewed keys go to the back of the map's order, so the front is the stalest.
-      if (window !== undefined) this.#windows.delete(key);
-      else if (this.#windows.size >= this.#capacity) this.#dropStalest();
-      window = { start: now, count: 0 };
-      this.#windows.set(key, window);
+/** The security schemes a route documents (`schema.security`), any alternative. */
+function schemesOf(route: RouteOptions): Set<string> {
+  const security = (route.schema as { security?: unknown } | undefined)?.security;
+  const schemes = new Set<string>();
+  if (!Array.isArray(security)) return schemes;
+  for (const requirement of security as unknown[]) {
+    if (typeof requirement === 'object' && requirement !== null) {
+      for (const name of Object.keys(requirement)) schemes.add(name);
     }
-    window.count += 1;
-    return window;
   }
-
-  #dropStalest(): void {
-    const stalest = this.#windows.keys().next();
-    if (stalest.done !== true) this.#windows.delete(stalest.value);
-  }
+  return schemes;
 }
 
-/** A hook that counts a request against `limit`; usable as `onRequest` or `preHandler`. */
-export type RateLimitHook = (
-  request: FastifyRequest,
-  reply: FastifyReply,
-  done: HookHandlerDoneFunction,
-) => void;
+/** The rule of a route: its family, by its path or else by the credential it takes. */
+export function rateRule(route: RouteOptions): RateRule {
+  const schemes = schemesOf(route);
+  const credential: CredentialKind | null = schemes.has('sessionToken')
+    ? 'session'
+    : schemes.has('installKey')
+      ? 'install'
+      : schemes.has('consoleToken')
+        ? 'console'
+        : null;
+  const named = ROUTE_FAMILIES[`${String(route.method)} ${route.url}`];
+  const family: RateFamily =
+    named ?? (credential === null ? 'open' : credential === 'console' ? 'console' : 'sessions');
+  return { family, credential };
+}
 
 function windowText(ms: number): string {
-  if (ms % 60_000 === 0) return ms === 60_000 ? 'a minute' : `${ms / 60_000} minutes`;
-  return ms === 1000 ? 'a second' : `${ms / 1000} seconds`;
+  if (ms % 60_000 === 0) return ms === 60_000 ? 'a minute' : `${String(ms / 60_000)} minutes`;
+  return ms === 1000 ? 'a second' : `${String(ms / 1000)} seconds`;
 }
 
-/** The hook of one limit, with its own counter. */
-export function rateLimitHook(limit: RateLimit, clock: Clock): RateLimitHook {
-  const counter = new WindowCounter(limit.windowMs);
-  const maxText = String(limit.max);
-  const message = `over ${maxText} request${limit.max === 1 ? '' : 's'} in ${windowText(limit.windowMs)}`;
-  return (request, reply, done) => {
-    const now = clock.now();
-    const window = counter.count(limit.key(request), now);
-    const reset = String(Math.max(1, Math.ceil((window.start + limit.windowMs - now) / 1000)));
-    void reply
-      .header('x-ratelimit-limit', maxText)
-      .header('x-ratelimit-remaining', String(Math.max(0, limit.max - window.count)))
-      .header('x-ratelimit-reset', reset);
-    if (window.count <= limit.max) {
-      done();
-      return;
-    }
-    done(new RateLimited('rate_limited', message, { headers: { 'retry-after': reset } }));
-  };
+export interface RateLimitOptions {
+  readonly limits: RateLimits;
+  readonly buckets: CredentialBuckets;
+  /** The client counts are shared through; absent, each process counts on its own. */
+  readonly redis?: Redis | Cluster | undefined;
+  /** Prefix of the Redis keys, one per deployment (`ratelimit:<BASE_URL>:`). */
+  readonly nameSpace: string;
 }
 
 /**
- * Puts `limit` on every route added from now on, or the route's own `config.rateLimit`.
- * Answers the app-wide hook, for handlers that are not routes (the not-found handler).
+ * Registers the plugin so that it limits every route added from now on, each in its
+ * family. Answers the hook of the `open` family, for handlers that are not routes (the
+ * not-found handler).
  */
-export function installRateLimit(
+export async function installRateLimit(
   app: FastifyInstance,
-  limit: RateLimit,
-  clock: Clock,
-): RateLimitHook {
-  const appWide = rateLimitHook(limit, clock);
+  options: RateLimitOptions,
+): Promise<preHandlerAsyncHookHandler> {
+  const { limits, buckets, redis } = options;
+  const families = new Map<string, RateLimit>(Object.entries(limits));
+  // Keys are `<family>:<bucket>`: the family picks the limit.
+  const limitOf = (key: string): RateLimit =>
+    families.get(key.slice(0, key.indexOf(':'))) ?? limits.open;
   app.addHook('onRoute', (route) => {
-    const own = route.config?.rateLimit;
-    if (own === false) return;
-    const hook = own === undefined ? appWide : rateLimitHook(own, clock);
-    const hooks = route.onRequest;
-    route.onRequest = hooks === undefined ? [hook] : [...[hooks].flat(), hook];
+    if (route.config?.rateLimit === false) return;
+    route.config = { ...route.config, rateRule: rateRule(route) };
   });
-  return appWide;
+  await app.register(fastifyRateLimit, {
+    global: true,
+    hook: 'onRequest',
+    enableDraftSpec: true,
+    keyGenerator: (request) => {
+      const rule = request.routeOptions.config.rateRule ?? OPEN;
+      const bucket = buckets.bucketOf(request, rule.credential);
+      return typeof bucket === 'string'
+        ? `${rule.family}:${bucket}`
+        : bucket.then((found) => `${rule.family}:${found}`);
+    },
+    max: (_request, key) => limitOf(key).max,
+    timeWindow: (_request, key) => limitOf(key).windowMs,
+    errorResponseBuilder: (request, context) => {
+      const rule = request.routeOptions.config.rateRule ?? OPEN;
+      const plural = context.max === 1 ? '' : 's';
+      return new RateLimited(
+        'rate_limited',
+        `over ${String(context.max)} request${plural} in ${windowText(limits[rule.family].windowMs)} (${rule.family}); retry in ${context.after}`,
+      );
+    },
+    // A bounded LRU per process when the counts are not in Redis.
+    cache: 20_000,
+    ...(redis === undefined
+      ? {}
+      : {
+          redis,
+          nameSpace: options.nameSpace,
+          // Not connected: pass rather than queue every request behind the reconnection.
+          allowList: () => redis.status !== 'ready',
+          skipOnError: true,
+        }),
+  });
+  return app.rateLimit();
 }

@@ -8,7 +8,8 @@ import type { Clock } from '../clock.ts';
 import type { ControlStore } from './control-store.ts';
 import type { LogStore } from './log-store.ts';
 import type { SecretsKeyring } from './secret-box.ts';
-import { openRedisLogStore } from './redis/store.ts';
+import type { LogClient } from './redis/scripts.ts';
+import { openRedisLogStore, type RedisLogStore } from './redis/store.ts';
 import { openPostgresStores, openSqliteStores, type SqlStores } from './sql/open.ts';
 import type { WorkStore } from './work-store.ts';
 
@@ -27,6 +28,11 @@ export interface Stores {
   readonly log: LogStore;
   readonly control: ControlStore;
   readonly work: WorkStore;
+  /**
+   * The log store's Redis command client, when `REDIS_URL` is set: the rate limits count
+   * through it too (`src/http/rate-limit.ts`). Closed with the log store.
+   */
+  readonly redis?: LogClient;
   /** Closes the log store (ending its tails), then the control and work stores. */
   close(): Promise<void>;
 }
@@ -46,7 +52,7 @@ export async function openStores(options: StoreOptions): Promise<Stores> {
           clock: options.clock,
         });
   if (options.redisUrl === undefined) return sql;
-  let log: LogStore;
+  let log: RedisLogStore;
   try {
     // No clock: `at` comes from Redis TIME inside the append script (decisions row 13).
     log = await openRedisLogStore({
@@ -61,6 +67,7 @@ export async function openStores(options: StoreOptions): Promise<Stores> {
     log,
     control: sql.control,
     work: sql.work,
+    redis: log.client,
     close: async () => {
       await log.close();
       await sql.close();

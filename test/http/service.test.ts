@@ -39,15 +39,17 @@ describe('health', () => {
 });
 
 describe('rate limits (decisions row 86)', () => {
-  it('answers 429 with Retry-After once a credential passes its limit', async () => {
-    const harness = await startTestApp({ rateLimitPerSecond: 3 });
+  it('answers 429 with Retry-After once a client passes its limit; another address has its own', async () => {
+    const harness = await startTestApp({ rateLimits: { open: { max: 3, windowMs: 60_000 } } });
     const statuses: number[] = [];
     let last;
     for (let i = 0; i < 5; i += 1) {
       last = await harness.app.inject({
         method: 'GET',
         url: '/nowhere',
-        headers: { authorization: 'Bearer same-credential' },
+        // A bearer no route verified: it counts against the address, whatever it is.
+        headers: { authorization: `Bearer unverified-${String(i)}` },
+        remoteAddress: '192.0.2.1',
       });
       statuses.push(last.statusCode);
     }
@@ -55,11 +57,10 @@ describe('rate limits (decisions row 86)', () => {
     expect(last?.headers['retry-after']).toMatch(/^\d+$/);
     expect(last?.headers['content-type']).toMatch(/^application\/problem\+json/);
     expect(last?.json()).toMatchObject({ code: 'rate_limited', status: 429 });
-    // Another credential has its own bucket.
     const other = await harness.app.inject({
       method: 'GET',
       url: '/nowhere',
-      headers: { authorization: 'Bearer another-credential' },
+      remoteAddress: '192.0.2.2',
     });
     expect(other.statusCode).toBe(404);
     await harness.close();

@@ -14,7 +14,9 @@ import { systemClock, systemEntropy, type Clock } from '../../src/clock.ts';
 import { TAIL_LIMITS, type TailLimits } from '../../src/http/tails/limits.ts';
 import { HTTP_TIMEOUTS, type HttpTimeouts } from '../../src/http/timeouts.ts';
 import { createLogger } from '../../src/logger.ts';
+import type { RateLimits } from '../../src/http/rate-limit.ts';
 import { parseAllowList } from '../../src/net/addresses.ts';
+import type { TrustProxy } from '../../src/net/proxies.ts';
 import { buildServices, type Services } from '../../src/services.ts';
 import { openStores, type Stores } from '../../src/storage/open.ts';
 import { LOOPBACK_PEERS } from './egress.ts';
@@ -24,8 +26,10 @@ export interface TestAppOptions {
   /** Extra routes registered before the app is ready (probe routes of a test). */
   readonly routes?: (app: FastifyInstance) => void;
   readonly bodyLimit?: number;
-  readonly rateLimitPerSecond?: number;
-  readonly appdocRateLimitPerMinute?: number;
+  /** Limits of route families; by default far above what any test sends. */
+  readonly rateLimits?: Partial<RateLimits>;
+  /** `TRUST_PROXY`; off by default, as in the service. */
+  readonly trustProxy?: TrustProxy;
   readonly appdocBodyLimit?: number;
   /** How long ended proposals are kept (ms); the service's default when absent. */
   readonly proposalRetentionMs?: number;
@@ -79,6 +83,16 @@ export interface TestApp {
   close(): Promise<void>;
 }
 
+/** Limits no test reaches unless it asks for lower ones. */
+const GENEROUS_LIMITS: RateLimits = {
+  appends: { max: 10_000, windowMs: 1000 },
+  sessions: { max: 10_000, windowMs: 1000 },
+  tails: { max: 10_000, windowMs: 1000 },
+  console: { max: 10_000, windowMs: 1000 },
+  open: { max: 10_000, windowMs: 1000 },
+  appdoc: { max: 10_000, windowMs: 60_000 },
+};
+
 export async function startTestApp(options: TestAppOptions = {}): Promise<TestApp> {
   const dataDir = await mkdtemp(path.join(tmpdir(), 'svc-'));
   const clock = options.clock ?? systemClock;
@@ -101,8 +115,10 @@ export async function startTestApp(options: TestAppOptions = {}): Promise<TestAp
   const deps: AppDeps = {
     baseUrl: 'http://127.0.0.1',
     bodyLimit,
-    rateLimitPerSecond: options.rateLimitPerSecond ?? 10_000,
-    appdocRateLimitPerMinute: options.appdocRateLimitPerMinute ?? 10_000,
+    rateLimits: { ...GENEROUS_LIMITS, ...options.rateLimits },
+    // With Redis the limits count there, as in a deployment with REDIS_URL.
+    rateLimitRedis: stores.redis,
+    trustProxy: options.trustProxy,
     ...(options.appdocBodyLimit === undefined ? {} : { appdocBodyLimit: options.appdocBodyLimit }),
     proposalRetentionMs: options.proposalRetentionMs,
     logger: createLogger({ level: 'info', destination: logs.stream }),

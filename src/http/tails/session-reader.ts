@@ -39,7 +39,7 @@ export interface SessionReaderDeps {
 }
 
 /** The token of `Sec-WebSocket-Protocol: bearer, <token>`, or null. */
-function subprotocolToken(header: string | string[] | undefined): string | null {
+export function subprotocolToken(header: string | string[] | undefined): string | null {
   const value = Array.isArray(header) ? header.join(',') : header;
   if (value === undefined) return null;
   const [scheme, token, ...rest] = value.split(',').map((part) => part.trim());

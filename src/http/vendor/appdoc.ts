@@ -17,8 +17,6 @@ import { noStore } from '../no-store.ts';
 
 export interface AppdocDeps {
   readonly controlStore: ControlStore;
-  /** Decisions row 86: proposals per minute per IP. */
-  readonly appdocRateLimitPerMinute: number;
   /** Largest body of `POST /appdoc`; `DEFAULT_APPDOC_BODY_LIMIT` when absent. */
   readonly appdocBodyLimit?: number;
 }
@@ -38,19 +36,13 @@ export function appdocRoutes(app: FastifyInstance, deps: AppdocDeps, flow: Propo
     '/appdoc',
     {
       bodyLimit: deps.appdocBodyLimit ?? DEFAULT_APPDOC_BODY_LIMIT,
-      // Row 86: open to anyone, so limited per address rather than per credential.
-      config: {
-        rateLimit: {
-          max: deps.appdocRateLimitPerMinute,
-          windowMs: 60_000,
-          key: (request) => `appdoc:${request.ip}`,
-        },
-      },
+      // Row 86: open to anyone, so limited per address in a family of its own (the
+      // `appdoc` family of `rate-limit.ts`, `APPDOC_RATE_LIMIT_PER_MINUTE`).
       onSend: noStore,
       schema: {
         summary: 'Propose an app document',
         description:
-          'Lands a pending proposal that lives ten minutes and is deleted a retention period (`PROPOSAL_RETENTION`, a day) after it ends. Every refusal names the field and reason (decisions row 20). Two posts of one document are two requests. Open to anyone, so the body is at most `APPDOC_BODY_LIMIT` (256 KiB by default; 413 above it) and each address may post 10 a minute.',
+          'Lands a pending proposal that lives ten minutes and is deleted a retention period (`PROPOSAL_RETENTION`, a day) after it ends. Every refusal names the field and reason (decisions row 20). Two posts of one document are two requests. Open to anyone, so the body is at most `APPDOC_BODY_LIMIT` (256 KiB by default; 413 above it) and each address may post `APPDOC_RATE_LIMIT_PER_MINUTE` (10) a minute.',
         tags: ['vendor'],
         security: [],
         body: VendorDocument,

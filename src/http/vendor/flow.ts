@@ -20,7 +20,6 @@ import { pollRoute } from './poll.ts';
 
 /** What the flow is built from (parts of `AppDeps` and of `Services`). */
 export interface VendorFlowDeps {
-  readonly appdocRateLimitPerMinute: number;
   readonly appdocBodyLimit?: number;
   readonly controlStore: ControlStore;
   readonly tokens: TokenService;

@@ -65,8 +65,14 @@ export interface RedisLogStoreOptions {
 /** How long `ping` waits for an answer. */
 const PING_TIMEOUT_MS = 2_000;
 
+/** A log store on Redis, with the command client it runs on. */
+export interface RedisLogStore extends LogStore {
+  /** The command client (auto-pipelined); the rate limits count through it too. */
+  readonly client: LogClient;
+}
+
 /** Opens a Redis log store; rejects when the server does not answer. */
-export async function openRedisLogStore(options: RedisLogStoreOptions): Promise<LogStore> {
+export async function openRedisLogStore(options: RedisLogStoreOptions): Promise<RedisLogStore> {
   const name = options.name ?? 'logstore';
   const prefix = checkPrefix(options.prefix ?? 'log:');
   const connection = commandClient(parseRedisTarget(options.url), name);
@@ -81,10 +87,10 @@ export async function openRedisLogStore(options: RedisLogStoreOptions): Promise<
     });
   }
   defineLogScripts(redis);
-  return new RedisLogStore(connection, { ...options, name, prefix });
+  return new RedisStreamsLogStore(connection, { ...options, name, prefix });
 }
 
-class RedisLogStore implements LogStore, TailSource {
+class RedisStreamsLogStore implements RedisLogStore, TailSource {
   readonly backend = 'redis';
   readonly #redis: LogClient;
   readonly #prefix: string;
@@ -122,6 +128,10 @@ class RedisLogStore implements LogStore, TailSource {
             capacity,
             onError,
           });
+  }
+
+  get client(): LogClient {
+    return this.#redis;
   }
 
   get closed(): boolean {

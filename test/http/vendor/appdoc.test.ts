@@ -140,7 +140,7 @@ describe('POST /appdoc', () => {
 describe('POST /appdoc rate limit (decisions row 86)', () => {
   it('allows its own number of proposals per minute per address', async () => {
     const { harness: limited } = await flowApp({
-      appdocRateLimitPerMinute: 2,
+      rateLimits: { appdoc: { max: 2, windowMs: 60_000 } },
     });
     try {
       const post = (ip: string) =>
