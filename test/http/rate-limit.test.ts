@@ -8,7 +8,12 @@ import { startTestApp, type TestApp } from '../support/app.ts';
  */
 const FAMILIES: Readonly<Record<string, RateFamily | null>> = {
   'GET /health': null,
+  'GET /health/live': null,
+  'GET /health/ready': null,
   'GET /openapi.json': null,
+  'GET /metrics': 'open',
+  'GET /consent/oauth4webapi.js': 'open',
+  'GET /consent/signed-in': 'open',
   'GET /docs': 'open',
   'GET /docs/': 'open',
   'GET /docs/js/scalar.js': 'open',
@@ -49,6 +54,7 @@ const FAMILIES: Readonly<Record<string, RateFamily | null>> = {
   'POST /connections/{id}/authorize': 'console',
   'GET /consent/{request}': 'console',
   'POST /consent/{request}': 'console',
+  'POST /consent/{request}/decline': 'console',
   'GET /installs': 'console',
   'GET /installs/{id}': 'console',
   'PUT /installs/{id}': 'console',
