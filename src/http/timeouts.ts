@@ -23,7 +23,7 @@
  * set to a quarter of the shorter, so a slow client is cut within 1.25 times its limit.
  */
 import type { ServerOptions } from 'node:http';
-import type { Socket } from 'node:net';
+import { Socket } from 'node:net';
 
 /** The HTTP server's timeouts, in ms. */
 export interface HttpTimeouts {
@@ -74,8 +74,9 @@ export function serverTimeouts(timeouts: HttpTimeouts): {
  * long (a tail, once its headers are out), and has TCP probe the peer instead, so a peer
  * that vanished without a FIN is found by the kernel rather than held for ever.
  */
-export function streamLongLived(socket: Socket | null): void {
-  if (socket === null) return;
+export function streamLongLived(socket: Socket | null | undefined): void {
+  // A request injected without a network (`app.inject`) has no TCP socket to keep alive.
+  if (!(socket instanceof Socket)) return;
   socket.setTimeout(0);
   socket.setKeepAlive(true, KEEP_ALIVE_PROBE_MS);
 }

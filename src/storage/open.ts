@@ -4,6 +4,7 @@
  * log store lives in Redis Streams when `REDIS_URL` is set, else beside the control store.
  * The work store always lives beside the control store, in the SQL database.
  */
+import { Cluster } from 'ioredis';
 import type { Clock } from '../clock.ts';
 import type { ControlStore } from './control-store.ts';
 import type { LogStore } from './log-store.ts';
@@ -29,8 +30,11 @@ export interface Stores {
   readonly control: ControlStore;
   readonly work: WorkStore;
   /**
-   * The log store's Redis command client, when `REDIS_URL` is set: the rate limits count
-   * through it too (`src/http/rate-limit.ts`). Closed with the log store.
+   * A command connection to the log's Redis, when `REDIS_URL` is set, that the rate limits
+   * count through (`src/http/rate-limit.ts`): its own, with a short command timeout, so a
+   * Redis that went silent costs a request `RATE_LIMIT_COMMAND_MS` (it then passes
+   * uncounted) before its own store command meets the outage, not a whole command
+   * timeout more. Closed with the stores.
    */
   readonly redis?: LogClient;
   /** Closes the log store (ending its tails), then the control and work stores. */
@@ -63,14 +67,47 @@ export async function openStores(options: StoreOptions): Promise<Stores> {
     await sql.close();
     throw error;
   }
+  const counting = rateLimitClient(log.client);
+  // Its outages are the log client's too, which reports them (`onError`); while it is
+  // down, requests pass uncounted.
+  counting.on('error', () => undefined);
+  try {
+    await counting.connect();
+  } catch (error) {
+    counting.disconnect();
+    await log.close();
+    await sql.close();
+    throw error;
+  }
   return {
     log,
     control: sql.control,
     work: sql.work,
-    redis: log.client,
+    redis: counting,
     close: async () => {
+      counting.disconnect();
       await log.close();
       await sql.close();
     },
   };
+}
+
+/** How long a rate-limit count may wait for Redis before its request passes uncounted, ms. */
+const RATE_LIMIT_COMMAND_MS = 250;
+
+/**
+ * A connection like `client`'s (the same node or nodes and settings, not yet connected)
+ * for the rate limits.
+ */
+function rateLimitClient(client: LogClient): LogClient {
+  if (client instanceof Cluster) {
+    return client.duplicate(undefined, {
+      redisOptions: { ...client.options.redisOptions, commandTimeout: RATE_LIMIT_COMMAND_MS },
+    });
+  }
+  const name = client.options.connectionName;
+  return client.duplicate({
+    commandTimeout: RATE_LIMIT_COMMAND_MS,
+    ...(name === undefined ? {} : { connectionName: `${name}:rate-limit` }),
+  });
 }

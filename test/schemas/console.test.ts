@@ -175,10 +175,11 @@ describe('problem bodies (decisions rows 82, 85, 30)', () => {
   it('reads the poll errors of RFC 8628', () => {
     const poll = { ...base, status: 400, code: 'slow_down', error: 'slow_down', interval: 10_000 };
     expect(refusals(PollProblem, poll)).toEqual([]);
-    expect(refusals(PollProblem, { ...poll, error: 'access_denied' })).toEqual([
+    expect(refusals(PollProblem, { ...poll, error: 'access_denied' })).toEqual([]);
+    expect(refusals(PollProblem, { ...poll, error: 'server_error' })).toEqual([
       {
         field: 'body.error',
-        reason: 'must be one of authorization_pending, slow_down, expired_token',
+        reason: 'must be one of authorization_pending, slow_down, expired_token, access_denied',
       },
     ]);
   });

@@ -9,8 +9,12 @@ import { randomUUID } from 'node:crypto';
 import http from 'node:http';
 import { setTimeout as sleep } from 'node:timers/promises';
 
-/** What a client waits for an answer before it counts the request as hung. */
-export const REQUEST_TIMEOUT_MS = 10_000;
+/**
+ * What a client waits for an answer before it counts the request as hung: the service's
+ * request timeout (HTTP_REQUEST_TIMEOUT, 30 s by default). A Redis that goes silent
+ * under an append answers 503 after its command timeouts, 5 to 10 s here.
+ */
+export const REQUEST_TIMEOUT_MS = 30_000;
 
 /** One request's outcome: its status, or 0 when no answer came (hang or cut connection). */
 interface Answered {

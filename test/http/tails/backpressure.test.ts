@@ -58,7 +58,11 @@ describe('a slow NDJSON reader', () => {
   // (slow-reader.test.ts).
   let patient: TestApp;
   beforeAll(async () => {
-    patient = await startTestApp({ tailLimits: { lagMs: 60_000 } });
+    patient = await startTestApp({
+      ...LOG_ONLY,
+      bodyLimit: 1024 * 1024,
+      tailLimits: { lagMs: 60_000 },
+    });
   });
   afterAll(async () => {
     await patient.close();
