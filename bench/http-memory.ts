@@ -1,0 +1,339 @@
+/**
+ * The memory and scale part of `npm run bench` (issue 13, item 7): what the embedded
+ * service holds resident, each row beside a baseline measured in the same run.
+ *
+ * The service is `node src/main.ts` as users run it embedded: SQLite in a fresh data
+ * folder, no DATABASE_URL or REDIS_URL, started through `test/support/service-process.ts`
+ * with the bench's probe preloaded (`server-probe.ts`: retained readings after full
+ * collections). Its install is written into the folder's database before it starts, as
+ * `http-server.ts` writes the install of the other parts (`test/support/install.ts`).
+ * Every reading is taken after SETTLE_MS of quiet; RSS is VmRSS of /proc/<pid>/status.
+ *
+ * Rows:
+ * - idle: the service's RSS once started and settled, beside a bare Fastify process
+ *   (`http-idle.ts`, with the same preload) settled the same way. Target < 150 MB.
+ * - open 1,000 sessions: seconds to open 1,000 sessions through `POST /sessions`,
+ *   PARALLEL at a time, beside 1,000 one-record appends through `POST
+ *   /sessions/{id}/events` to already open sessions, as many at a time, on the same
+ *   service just before: what opening costs over the service's own durable write.
+ * - 10,000 sessions opened: RSS once they are open, beside the same service before them
+ *   (after a warm-up of WARMUP_SESSIONS sessions, each opened, appended to and tailed).
+ * - 10,000 live sessions: the same with a WebSocket tail open on each. A session actor
+ *   passivates as soon as its open is committed (`session.actor.ts`, `keepMs: 0`): an
+ *   open session holds no actor in memory, so "live" here is opened and followed, the
+ *   most an open session holds in this process. Target < 200 MB.
+ * - 10,000 sessions appended to and tailed once: retained RSS (after full collections)
+ *   once each of them took one record, its tail (the live row's) received it, and every
+ *   tail closed, beside the retained RSS of the service before them. The record is a
+ *   principal's message: it also gives the turn runtime its work for the session, which
+ *   the install (no inference option) ends at once, as in the other parts.
+ */
+import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { fork } from 'node:child_process';
+import { once } from 'node:events';
+import http from 'node:http';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { performance } from 'node:perf_hooks';
+import { fileURLToPath } from 'node:url';
+import { loadKeyMaterial } from '../src/auth/key-material.ts';
+import { openSqliteControlStore, SQLITE_FILE } from '../src/storage/sql/open.ts';
+import { createInstall } from '../test/support/install.ts';
+import { startService } from '../test/support/service-process.ts';
+import { openTail, ourPaths, type BenchSession, type Paths } from './http-tail-client.ts';
+import type { ProbeWindow } from './server-probe.ts';
+
+const SESSIONS = 10_000;
+const TIMED = 1_000;
+const WARMUP_SESSIONS = 100;
+const PARALLEL = 32;
+const TAIL_CHUNK = 100;
+const SETTLE_MS = 3_000;
+/** As `http-server.ts`: the limiter runs, but the bench measures opens, not refusals. */
+const RATE_LIMIT = '10000000';
+const PROBE = fileURLToPath(new URL('server-probe.ts', import.meta.url));
+const MB = 1024 * 1024;
+
+const pause = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+/** VmRSS of process `pid`, bytes. */
+async function rss(pid: number): Promise<number> {
+  const status = await readFile(`/proc/${pid}/status`, 'utf8');
+  const kb = /^VmRSS:\s+(\d+) kB$/m.exec(status)?.[1];
+  if (kb === undefined) throw new Error(`no VmRSS in /proc/${pid}/status`);
+  return Number(kb) * 1024;
+}
+
+/** A probe window of process `pid` through its preloaded probe; `retained`: after full GCs. */
+async function probeWindow(pid: number, file: string, retained: boolean): Promise<ProbeWindow> {
+  await rm(file, { force: true });
+  if (retained) await writeFile(`${file}.collect`, '');
+  process.kill(pid, 'SIGUSR2');
+  for (let waited = 0; ; waited += 10) {
+    try {
+      return JSON.parse(await readFile(file, 'utf8')) as ProbeWindow;
+    } catch (error) {
+      if (waited > 10_000) throw new Error('the probe did not answer', { cause: error });
+      await pause(10);
+    }
+  }
+}
+
+/** RSS as it stands and as retained, after SETTLE_MS of quiet. */
+async function reading(pid: number, file: string): Promise<{ standing: number; retained: number }> {
+  await pause(SETTLE_MS);
+  const standing = await rss(pid);
+  return { standing, retained: (await probeWindow(pid, file, true)).memory.rss };
+}
+
+/** The bare Fastify process's RSS, settled. */
+async function bareIdle(folder: string): Promise<number> {
+  const child = fork(new URL('./http-idle.ts', import.meta.url), [], {
+    execArgv: ['--disable-warning=ExperimentalWarning', `--import=${PROBE}`],
+    env: { ...process.env, BENCH_PROBE_FILE: path.join(folder, 'bare-probe.json') },
+  });
+  try {
+    await once(child, 'message');
+    await pause(SETTLE_MS);
+    if (child.pid === undefined) throw new Error('the bare process has no pid');
+    return await rss(child.pid);
+  } finally {
+    child.kill();
+  }
+}
+
+const agent = new http.Agent({ keepAlive: true, maxSockets: PARALLEL });
+
+let keys = 0;
+
+/**
+ * POSTs and answers the parsed body; throws unless the status is `expected`. Each
+ * request has an `Idempotency-Key` of its own (a token without one writes one batch).
+ */
+function post(url: string, token: string, body: string, expected: number): Promise<unknown> {
+  return new Promise((resolve, reject) => {
+    const request = http.request(
+      url,
+      {
+        method: 'POST',
+        agent,
+        headers: {
+          authorization: `Bearer ${token}`,
+          'content-type': 'application/json',
+          'idempotency-key': `memory-${++keys}`,
+        },
+      },
+      (response) => {
+        const chunks: Buffer[] = [];
+        response.on('data', (chunk: Buffer) => chunks.push(chunk));
+        response.once('end', () => {
+          const text = Buffer.concat(chunks).toString();
+          if (response.statusCode === expected) resolve(JSON.parse(text) as unknown);
+          else reject(new Error(`POST ${url} answered ${response.statusCode}: ${text}`));
+        });
+      },
+    );
+    request.once('error', reject);
+    request.end(body);
+  });
+}
+
+/** Runs `work(i)` for i in [0, count), PARALLEL at a time. */
+async function parallel(count: number, work: (i: number) => Promise<void>): Promise<void> {
+  let next = 0;
+  const worker = async () => {
+    for (let i = next++; i < count; i = next++) await work(i);
+  };
+  await Promise.all(Array.from({ length: PARALLEL }, worker));
+}
+
+async function openSessions(paths: Paths, key: string, count: number): Promise<BenchSession[]> {
+  const sessions: BenchSession[] = [];
+  await parallel(count, async (i) => {
+    const opened = (await post(`${paths.base}/sessions?principal=m-${i}`, key, '', 201)) as {
+      session: string;
+      token: string;
+    };
+    sessions[i] = { id: opened.session, token: opened.token, next: 2 };
+  });
+  return sessions;
+}
+
+/** One principal's message, its text starting with its send time (what tails scan for). */
+const message = () =>
+  JSON.stringify([
+    { kind: { name: 'message.submitted', version: 1 }, body: { text: `${performance.now()} m` } },
+  ]);
+
+/** One record to `session` (none when there is no session at that index). */
+async function appendTo(paths: Paths, session: BenchSession | undefined): Promise<void> {
+  if (session !== undefined) await appendOne(paths, session);
+}
+
+/** One record to `session`. */
+async function appendOne(paths: Paths, session: BenchSession): Promise<void> {
+  await post(`${paths.base}${paths.append(session)}`, session.token, message(), 200);
+}
+
+/** A WebSocket tail on each of some sessions, and how many lines they received. */
+class Tails {
+  seen = 0;
+  readonly #closers: (() => void)[] = [];
+
+  static async open(paths: Paths, sessions: readonly BenchSession[]): Promise<Tails> {
+    const tails = new Tails();
+    for (let i = 0; i < sessions.length; i += TAIL_CHUNK) {
+      const chunk = sessions.slice(i, i + TAIL_CHUNK);
+      const opened = await Promise.all(
+        chunk.map((session) => openTail(paths, 'websocket', session, () => (tails.seen += 1))),
+      );
+      tails.#closers.push(...opened);
+    }
+    return tails;
+  }
+
+  /** Appends one record to each session; resolves once the tails received them all. */
+  async appendToEach(paths: Paths, sessions: readonly BenchSession[]): Promise<void> {
+    const expected = this.seen + sessions.length;
+    await parallel(sessions.length, (i) => appendTo(paths, sessions[i]));
+    const deadline = performance.now() + 60_000;
+    while (this.seen < expected && performance.now() < deadline) await pause(20);
+    if (this.seen < expected) {
+      throw new Error(`the tails received ${this.seen} of ${expected} records`);
+    }
+  }
+
+  close(): void {
+    for (const close of this.#closers.splice(0)) close();
+  }
+}
+
+const mb = (bytes: number) => (bytes / MB).toFixed(1);
+const verdict = (label: string, met: boolean) => `${label} ${met ? 'met' : 'MISSED'}`;
+
+/** Runs the memory part; answers its rows of the bench's table and the notes under it. */
+export async function memoryRows(): Promise<{ rows: string[][]; notes: string[] }> {
+  const folder = await mkdtemp(path.join(tmpdir(), 'bench-memory-'));
+  const probeFile = path.join(folder, 'probe.json');
+  const dataDir = path.join(folder, 'data');
+  try {
+    const bare = await bareIdle(folder);
+    const keys = await loadKeyMaterial({
+      dataDir,
+      signingKeyPem: undefined,
+      secretsKey: undefined,
+      operatorToken: undefined,
+    });
+    const control = await openSqliteControlStore({
+      file: path.join(dataDir, SQLITE_FILE),
+      secretsKey: keys.secretsKey,
+    });
+    const install = await createInstall({
+      stores: { control } as Parameters<typeof createInstall>[0]['stores'],
+    });
+    await control.close();
+
+    const service = await startService({
+      DATA_DIR: dataDir,
+      RATE_LIMIT_PER_SECOND: RATE_LIMIT,
+      APPDOC_RATE_LIMIT_PER_MINUTE: RATE_LIMIT,
+      NODE_OPTIONS: `--import=${PROBE}`,
+      BENCH_PROBE_FILE: probeFile,
+    });
+    const pid = service.child.pid;
+    if (pid === undefined) throw new Error('the service has no pid');
+    const paths = ourPaths(service.url);
+    try {
+      await pause(SETTLE_MS);
+      const idle = await rss(pid);
+
+      const warm = await openSessions(paths, install.key, WARMUP_SESSIONS);
+      const warmTails = await Tails.open(paths, warm);
+      await warmTails.appendToEach(paths, warm);
+      warmTails.close();
+      let began = performance.now();
+      await parallel(TIMED, (i) => appendTo(paths, warm[i % warm.length]));
+      const appendSeconds = (performance.now() - began) / 1000;
+      const before = await reading(pid, probeFile);
+
+      began = performance.now();
+      const sessions = await openSessions(paths, install.key, TIMED);
+      const openSeconds = (performance.now() - began) / 1000;
+      sessions.push(...(await openSessions(paths, install.key, SESSIONS - TIMED)));
+      const opened = await reading(pid, probeFile);
+
+      const tails = await Tails.open(paths, sessions);
+      const live = await reading(pid, probeFile);
+      await tails.appendToEach(paths, sessions);
+      tails.close();
+      const after = await reading(pid, probeFile);
+      if (service.child.exitCode !== null)
+        throw new Error(`the service exited: ${service.stderr()}`);
+
+      const row = (name: string, ours: number, base: number, target: string) => [
+        'memory',
+        name,
+        mb(ours),
+        mb(base),
+        (ours / base).toFixed(2),
+        target,
+        '',
+        '',
+        '',
+      ];
+      const n = SESSIONS.toLocaleString('en-US');
+      return {
+        rows: [
+          [
+            ...row('RSS MB, embedded idle', idle, bare, verdict('< 150 MB', idle < 150 * MB)),
+            'baseline: bare Fastify process',
+          ],
+          [
+            'memory',
+            `s to open ${TIMED.toLocaleString('en-US')} sessions`,
+            openSeconds.toFixed(2),
+            appendSeconds.toFixed(2),
+            (openSeconds / appendSeconds).toFixed(2),
+            '',
+            '',
+            '',
+            '',
+            `baseline: ${TIMED} one-record appends; ${PARALLEL} at a time; ${(TIMED / openSeconds).toFixed(0)} opens/s`,
+          ],
+          [
+            ...row(`RSS MB, ${n} sessions opened`, opened.standing, before.standing, ''),
+            `retained ${mb(opened.retained)}/${mb(before.retained)}; baseline: before them`,
+          ],
+          [
+            ...row(
+              `RSS MB, ${n} live sessions (a tail each)`,
+              live.standing,
+              before.standing,
+              verdict('< 200 MB', live.standing < 200 * MB),
+            ),
+            `retained ${mb(live.retained)}/${mb(before.retained)}; baseline: before them`,
+          ],
+          [
+            ...row(
+              `retained RSS MB, ${n} sessions appended to and tailed once`,
+              after.retained,
+              before.retained,
+              '',
+            ),
+            `standing ${mb(after.standing)}/${mb(before.standing)}; baseline: before them`,
+          ],
+        ],
+        notes: [
+          'memory: the embedded service (node src/main.ts, SQLite); RSS as VmRSS after 3 s quiet,',
+          '  retained after full collections; session actors passivate once opened (keepMs 0),',
+          '  so a live session is one opened with a tail open on it',
+        ],
+      };
+    } finally {
+      await service.stop();
+    }
+  } finally {
+    agent.destroy();
+    await rm(folder, { recursive: true, force: true });
+  }
+}
