@@ -25,8 +25,9 @@
  * - 10,000 sessions appended to and tailed once: retained RSS (after full collections)
  *   once each of them took one record, its tail (the live row's) received it, and every
  *   tail closed, beside the retained RSS of the service before them. The record is a
- *   principal's message: it also gives the turn runtime its work for the session, which
- *   the install (no inference option) ends at once, as in the other parts.
+ *   principal's message (the only kind a principal lands besides `turn.cancel`): it also
+ *   marks the session due for the turn runtime, which leases it and parks it, the
+ *   install's option being one that cannot infer, as in the other parts.
  */
 import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { fork } from 'node:child_process';
