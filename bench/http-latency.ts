@@ -119,8 +119,14 @@ export class LatencyPart {
     };
   }
 
-  #run(paths: Paths, run: LatencyRun): Promise<ServerLatency> {
-    return tailLatency(paths, this.#sessions, run, this.#measured());
+  async #run(paths: Paths, run: LatencyRun): Promise<ServerLatency> {
+    const latency = await tailLatency(paths, this.#sessions, run, this.#measured());
+    // Progress on stderr, so a long run shows where it is; the tables go to stdout.
+    const layout = run.shared ? `1 x ${run.tails}` : `${run.tails} x 1`;
+    process.stderr.write(
+      `latency ${run.transport} ${layout} at ${run.rate}/s, ${paths.name}: p99 ${ms(latency.p99)} ms\n`,
+    );
+    return latency;
   }
 
   /** The warm-up runs, then one row per load and transport. */
@@ -152,7 +158,7 @@ function row(
   const [words, met] = load.target(ours, bare);
   const complete = ours.delivered === ours.expected;
   const label = `${transport} p99 ms, ${
-    load.shared ? `1 session x ${load.tails} tails` : `${load.tails} sessions x 1 tail`
+    load.shared ? `1 session x ${rate(load.tails)} tails` : `${rate(load.tails)} sessions x 1 tail`
   }, ${rate(load.rate)} rec/s`;
   const cells = [
     'latency',

@@ -162,10 +162,11 @@ export class StageTimer {
       return store.tail(stream, timed);
     };
     return new Proxy(store, {
-      get: (target, name, receiver) => {
+      get: (target, name) => {
         if (name === 'append') return append;
         if (name === 'tail') return tail;
-        const value: unknown = Reflect.get(target, name, receiver);
+        // Read on the store itself, so its getters and methods see their own private fields.
+        const value: unknown = Reflect.get(target, name);
         return typeof value === 'function' ? (value as () => unknown).bind(target) : value;
       },
     });

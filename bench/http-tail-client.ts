@@ -18,6 +18,7 @@ export type Transport = 'websocket' | 'ndjson';
 
 /** Where a server takes the appends and serves the tails of a session. */
 export interface Paths {
+  readonly name: 'ours' | 'bare';
   readonly base: string;
   append(session: BenchSession): string;
   tail(session: BenchSession): string;
@@ -25,6 +26,7 @@ export interface Paths {
 
 /** The app's own routes. */
 export const ourPaths = (base: string): Paths => ({
+  name: 'ours',
   base,
   append: (session) => `/sessions/${session.id}/events`,
   tail: (session) => `/sessions/${session.id}/events?from=${session.next}`,
@@ -32,6 +34,7 @@ export const ourPaths = (base: string): Paths => ({
 
 /** The bare baseline's routes (`http-bare.ts`), on a stream named as the session. */
 export const barePaths = (base: string): Paths => ({
+  name: 'bare',
   base,
   append: (session) => `/bare/${session.id}`,
   tail: (session) => `/bare/${session.id}/events`,

@@ -34,7 +34,8 @@
  * DATABASE_URL pick the servers (defaults: local Redis, SQLite in a temp folder).
  * BENCH_CPU_PROF=<dir> writes a V8 CPU profile of the server process there, and
  * BENCH_SERVER_FLAGS adds Node flags to it (`--trace-gc`); BENCH_STAGES=off leaves the
- * stage hooks out of the server. BENCH_PARTS picks parts (comma-separated): throughput
+ * stage hooks out of the server. BENCH_MEMORY_SESSIONS opens fewer sessions than 10,000 in
+ * the memory part (a short run; its rows then say how many). BENCH_PARTS picks parts (comma-separated): throughput
  * (or throughput-1, throughput-100), latency (or latency-websocket, latency-ndjson),
  * memory; all by default.
  */
@@ -43,7 +44,7 @@ import { performance } from 'node:perf_hooks';
 import { Redis } from 'ioredis';
 import { BenchServer } from './http-ipc.ts';
 import { LatencyPart, LOADS, pair, type LatencyRow } from './http-latency.ts';
-import { memoryRows } from './http-memory.ts';
+import { memoryRows, SESSIONS } from './http-memory.ts';
 import { STAGES } from './http-stages.ts';
 import { SECONDS, type BenchSession, type Transport } from './http-tails.ts';
 import { compareThroughput, CONNECTIONS, ROUND_SECONDS, ROUNDS } from './http-throughput.ts';
@@ -159,7 +160,9 @@ if (batches.length > 0 || transports.length > 0) {
     await server.stop();
   }
 }
-const memory = PARTS.has('memory') ? await memoryRows() : undefined;
+const memory = PARTS.has('memory')
+  ? await memoryRows(Number(process.env.BENCH_MEMORY_SESSIONS ?? SESSIONS))
+  : undefined;
 if (memory !== undefined) rows.push(...memory.rows);
 
 console.log(
