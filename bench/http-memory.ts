@@ -121,8 +121,8 @@ function post(url: string, token: string, body: string, expected: number): Promi
         agent,
         headers: {
           authorization: `Bearer ${token}`,
-          'content-type': 'application/json',
           'idempotency-key': `memory-${++keys}`,
+          ...(body === '' ? {} : { 'content-type': 'application/json' }),
         },
       },
       (response) => {

@@ -1,8 +1,9 @@
 /**
  * `npm run bench`: the real HTTP service under load, printed as one table whose every row
  * holds our figure, a baseline measured in the same run, and their ratio (issue 6, the
- * last done-when item; issue 13, items 1, 2 and 7). A run of every part takes about five
- * minutes.
+ * last done-when item; issue 13, items 1, 2 and 7). A run of every part takes about seven
+ * minutes on a quiet 2-core machine (latency four of them: 27 runs of 5.5 s with their
+ * tails and drains), and far longer on a busy one.
  *
  * Processes. The server (`http-server.ts`: the real app with its log store on Redis, and
  * the bare baseline, `http-bare.ts`, on the same Redis) runs in a child process; this
@@ -189,12 +190,18 @@ console.log(
   ),
 );
 console.log('\nratio: ours / baseline; rec/s is better higher, ms and MB lower');
-console.log('baseline, throughput: the bare route (Lua mint + XADD) on the same Redis');
-console.log('baseline, latency: the bare route, then its line written straight to plain tails');
-console.log('  (WebSocket or chunked NDJSON) held in memory, same tails, layout and load');
-console.log("server loop p99, GC max: the server process's event-loop delay p99 and longest");
-console.log('  GC pause over the run (throughput: its worst round)');
-console.log("client loop p99: the load generator's own event-loop delay (a stalled client)");
+if (batches.length > 0) {
+  console.log('baseline, throughput: the bare route (Lua mint + XADD) on the same Redis');
+}
+if (transports.length > 0) {
+  console.log('baseline, latency: the bare route, then its line written straight to plain tails');
+  console.log('  (WebSocket or chunked NDJSON) held in memory, same tails, layout and load');
+  console.log("client loop p99: the load generator's own event-loop delay (a stalled client)");
+}
+if (batches.length > 0 || transports.length > 0) {
+  console.log("server loop p99, GC max: the server process's event-loop delay p99 and longest");
+  console.log('  GC pause over the run (throughput: its worst round)');
+}
 for (const line of memory?.notes ?? []) console.log(line);
 if (latencyRows.some((row) => row.stages.length > 1)) {
   console.log('\nWhere an append goes, ms p50/p99, ours | bare, over the same runs');
