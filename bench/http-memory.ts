@@ -32,7 +32,6 @@
 import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { fork } from 'node:child_process';
 import { once } from 'node:events';
-import http from 'node:http';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { performance } from 'node:perf_hooks';
@@ -41,15 +40,14 @@ import { loadKeyMaterial } from '../src/auth/key-material.ts';
 import { openSqliteControlStore, SQLITE_FILE } from '../src/storage/sql/open.ts';
 import { createInstall } from '../test/support/install.ts';
 import { startService } from '../test/support/service-process.ts';
-import { openTail, ourPaths, type BenchSession, type Paths } from './http-tail-client.ts';
+import { agent, openSessions, parallel, PARALLEL, Tails, appendTo } from './http-memory-client.ts';
+import { ourPaths } from './http-tail-client.ts';
 import type { ProbeWindow } from './server-probe.ts';
 
 /** Sessions opened for the growth rows (`memoryRows` may be given fewer, for a short run). */
 export const SESSIONS = 10_000;
 const TIMED = 1_000;
 const WARMUP_SESSIONS = 100;
-const PARALLEL = 32;
-const TAIL_CHUNK = 100;
 const SETTLE_MS = 3_000;
 /** As `http-server.ts`: the limiter runs, but the bench measures opens, not refusals. */
 const RATE_LIMIT = '10000000';
@@ -101,112 +99,6 @@ async function bareIdle(folder: string): Promise<number> {
     return await rss(child.pid);
   } finally {
     child.kill();
-  }
-}
-
-const agent = new http.Agent({ keepAlive: true, maxSockets: PARALLEL });
-
-let keys = 0;
-
-/**
- * POSTs and answers the parsed body; throws unless the status is `expected`. Each
- * request has an `Idempotency-Key` of its own (a token without one writes one batch).
- */
-function post(url: string, token: string, body: string, expected: number): Promise<unknown> {
-  return new Promise((resolve, reject) => {
-    const request = http.request(
-      url,
-      {
-        method: 'POST',
-        agent,
-        headers: {
-          authorization: `Bearer ${token}`,
-          'idempotency-key': `memory-${++keys}`,
-          ...(body === '' ? {} : { 'content-type': 'application/json' }),
-        },
-      },
-      (response) => {
-        const chunks: Buffer[] = [];
-        response.on('data', (chunk: Buffer) => chunks.push(chunk));
-        response.once('end', () => {
-          const text = Buffer.concat(chunks).toString();
-          if (response.statusCode === expected) resolve(JSON.parse(text) as unknown);
-          else reject(new Error(`POST ${url} answered ${response.statusCode}: ${text}`));
-        });
-      },
-    );
-    request.once('error', reject);
-    request.end(body);
-  });
-}
-
-/** Runs `work(i)` for i in [0, count), PARALLEL at a time. */
-async function parallel(count: number, work: (i: number) => Promise<void>): Promise<void> {
-  let next = 0;
-  const worker = async () => {
-    for (let i = next++; i < count; i = next++) await work(i);
-  };
-  await Promise.all(Array.from({ length: PARALLEL }, worker));
-}
-
-async function openSessions(paths: Paths, key: string, count: number): Promise<BenchSession[]> {
-  const sessions: BenchSession[] = [];
-  await parallel(count, async (i) => {
-    const opened = (await post(`${paths.base}/sessions?principal=m-${i}`, key, '', 201)) as {
-      session: string;
-      token: string;
-    };
-    sessions[i] = { id: opened.session, token: opened.token, next: 2 };
-  });
-  return sessions;
-}
-
-/** One principal's message, its text starting with its send time (what tails scan for). */
-const message = () =>
-  JSON.stringify([
-    { kind: { name: 'message.submitted', version: 1 }, body: { text: `${performance.now()} m` } },
-  ]);
-
-/** One record to `session` (none when there is no session at that index). */
-async function appendTo(paths: Paths, session: BenchSession | undefined): Promise<void> {
-  if (session !== undefined) await appendOne(paths, session);
-}
-
-/** One record to `session`. */
-async function appendOne(paths: Paths, session: BenchSession): Promise<void> {
-  await post(`${paths.base}${paths.append(session)}`, session.token, message(), 200);
-}
-
-/** A WebSocket tail on each of some sessions, and how many lines they received. */
-class Tails {
-  seen = 0;
-  readonly #closers: (() => void)[] = [];
-
-  static async open(paths: Paths, sessions: readonly BenchSession[]): Promise<Tails> {
-    const tails = new Tails();
-    for (let i = 0; i < sessions.length; i += TAIL_CHUNK) {
-      const chunk = sessions.slice(i, i + TAIL_CHUNK);
-      const opened = await Promise.all(
-        chunk.map((session) => openTail(paths, 'websocket', session, () => (tails.seen += 1))),
-      );
-      tails.#closers.push(...opened);
-    }
-    return tails;
-  }
-
-  /** Appends one record to each session; resolves once the tails received them all. */
-  async appendToEach(paths: Paths, sessions: readonly BenchSession[]): Promise<void> {
-    const expected = this.seen + sessions.length;
-    await parallel(sessions.length, (i) => appendTo(paths, sessions[i]));
-    const deadline = performance.now() + 60_000;
-    while (this.seen < expected && performance.now() < deadline) await pause(20);
-    if (this.seen < expected) {
-      throw new Error(`the tails received ${this.seen} of ${expected} records`);
-    }
-  }
-
-  close(): void {
-    for (const close of this.#closers.splice(0)) close();
   }
 }
 
