@@ -1,17 +1,27 @@
 /**
- * The baseline of `npm run bench` (issue 6, done-when list): a bare Fastify route on the
- * same Redis as the app, doing for each request one Lua call that mints the cursors
- * (INCRBY) and XADDs every record of the body, the least any append over HTTP can do.
- * A body of one record is the one-per-request baseline (INCR + XADD in one EVALSHA), a
- * body of 100 the batch baseline (one EVALSHA per batch of 100).
+ * The baselines of `npm run bench` (issue 6, done-when list; issue 13, item 2): a bare
+ * Fastify app on the same Redis as the app, the least any append over HTTP, and any
+ * delivery of it to tails, can do.
+ *
+ * - `POST /bare/:stream`: one Lua call that mints the cursors (INCRBY) and XADDs every
+ *   record of the body. A body of one record is the one-per-request baseline (INCR + XADD
+ *   in one EVALSHA), a body of 100 the batch baseline (one EVALSHA per batch of 100).
+ * - `GET /bare/:stream/events`: a bare tail of the stream, as HTTP chunked NDJSON, or on
+ *   `Upgrade: websocket` (@fastify/websocket, as the app) one text message per line. The
+ *   tails of a stream are held in memory; once the Lua call answers, the append encodes
+ *   each record's line once (`{"Ok":{cursor, kind, producer, body}}`) and writes those
+ *   bytes straight to every tail of its stream: no store tail, wake-up, face, pacing or
+ *   backpressure. This is the broadcast the latency rows hold ours against.
  *
  * No logger, hooks, auth, validation, filter, idempotency or canonical JSON: it parses
  * the body with Fastify's default JSON parser, turns each record into XADD fields and
  * answers the first cursor.
  */
 import type { AddressInfo } from 'node:net';
-import Fastify from 'fastify';
+import websocket from '@fastify/websocket';
+import Fastify, { type FastifyInstance } from 'fastify';
 import { Redis, type Result } from 'ioredis';
+import type { WebSocket } from 'ws';
 
 declare module 'ioredis' {
   interface RedisCommander<Context> {
@@ -57,11 +67,75 @@ export interface BareServer {
   close(): Promise<void>;
 }
 
-/** Listens on a loopback port with `POST /bare/:stream`, keys under `prefix`. */
-export async function startBareServer(url: string, prefix: string): Promise<BareServer> {
+/** A bare tail: writes a line's bytes to its reader. */
+type BareTail = (line: Buffer) => void;
+
+/** The bare tails of each stream, and the broadcast of a line to them. */
+class BareTails {
+  readonly #byStream = new Map<string, Set<BareTail>>();
+
+  add(stream: string, tail: BareTail): () => void {
+    let tails = this.#byStream.get(stream);
+    if (tails === undefined) {
+      tails = new Set();
+      this.#byStream.set(stream, tails);
+    }
+    tails.add(tail);
+    return () => {
+      tails.delete(tail);
+      if (tails.size === 0) this.#byStream.delete(stream);
+    };
+  }
+
+  /** Encodes each record's line once and writes it to every tail of `stream`. */
+  broadcast(stream: string, first: number, records: readonly OfferedRecord[]): void {
+    const tails = this.#byStream.get(stream);
+    if (tails === undefined) return;
+    records.forEach((record, i) => {
+      const line = Buffer.from(
+        `${JSON.stringify({ Ok: { cursor: first + i, kind: record.kind, producer: 'principal:bench', body: record.body } })}\n`,
+      );
+      for (const tail of tails) tail(line);
+    });
+  }
+}
+
+/** A WebSocket's message is the line without its newline, sent as text. */
+const TEXT = { binary: false } as const;
+
+/**
+ * Listens on a loopback port with `POST /bare/:stream` and `GET /bare/:stream/events`,
+ * keys under `prefix`; `prepare` adds hooks before it listens (the bench server's stage
+ * timings, `http-stages.ts`).
+ */
+export async function startBareServer(
+  url: string,
+  prefix: string,
+  prepare: (app: FastifyInstance) => void = () => undefined,
+): Promise<BareServer> {
   const redis = new Redis(url, { connectionName: 'bench:bare' });
   redis.defineCommand('bareAppend', { lua: BARE_APPEND, numberOfKeys: 2 });
   const app = Fastify({ logger: false });
+  const tails = new BareTails();
+  await app.register(websocket);
+  app.route<{ Params: { stream: string } }>({
+    method: 'GET',
+    url: '/bare/:stream/events',
+    handler: (request, reply) => {
+      void reply.hijack();
+      const raw = reply.raw;
+      raw.writeHead(200, { 'content-type': 'application/jsonstream' });
+      raw.flushHeaders();
+      const remove = tails.add(request.params.stream, (line) => raw.write(line));
+      raw.once('close', remove);
+    },
+    wsHandler: (socket: WebSocket, request) => {
+      const remove = tails.add(request.params.stream, (line) => {
+        socket.send(line.subarray(0, -1), TEXT);
+      });
+      socket.once('close', remove);
+    },
+  });
   app.post<{ Params: { stream: string }; Body: OfferedRecord[] }>(
     '/bare/:stream',
     async (request) => {
@@ -77,9 +151,11 @@ export async function startBareServer(url: string, prefix: string): Promise<Bare
         `${prefix}bare:{${stream}}:log`,
         ...args,
       );
+      tails.broadcast(stream, first, request.body);
       return { first };
     },
   );
+  prepare(app);
   await app.listen({ port: 0, host: '127.0.0.1' });
   return {
     port: (app.server.address() as AddressInfo).port,

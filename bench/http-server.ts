@@ -6,7 +6,8 @@
  *   fresh key prefix, and its control store in SQLite in a temp folder (or PostgreSQL in
  *   a fresh schema when DATABASE_URL is set), logging at `info` to /dev/null through the
  *   service's own logger (redaction included);
- * - the bare baseline (`http-bare.ts`) on its own port, on the same Redis.
+ * - the bare baseline (`http-bare.ts`: append route and broadcast tails) on its own port,
+ *   on the same Redis.
  *
  * The app's rate limits count in Redis through the log store's client, as the service
  * does with REDIS_URL; BENCH_RATE_LIMIT_STORE=local counts them in the process instead
@@ -14,10 +15,14 @@
  *
  * It makes one install through the public flow (`test/support/flow.ts`: propose, consent,
  * poll) in a build with no inference provider, so appends start no turns, and tells the
- * parent over IPC: `{ type: 'ready', app, bare, installKey }`, and answers `{ type: 'cpu' }` with
- * its CPU time so far in µs. On `{ type: 'stop' }` (or
- * when the parent goes) it closes everything, drops every key, schema and folder it made,
- * and exits, which also writes a `--cpu-prof` profile when the parent asked for one.
+ * parent over IPC: `{ type: 'ready', app, bare, installKey }`. Then it answers, each with a
+ * message of the same type (`ServerAnswer`): `cpu`, its CPU time so far in µs; `window`,
+ * what its event loop and collector did since the previous `window` (a `Probe` window,
+ * `server-probe.ts`), which the parent asks for around each measured run; `stages-start`
+ * and `stages-stop`, the per-stage timings of appends between the two (`http-stages.ts`;
+ * BENCH_STAGES=off leaves the stage hooks out altogether). On `{ type: 'stop' }` (or when
+ * the parent goes) it closes everything, drops every key, schema and folder it made, and
+ * exits, which also writes a `--cpu-prof` profile when the parent asked for one.
  */
 import { randomBytes } from 'node:crypto';
 import { mkdtemp, rm } from 'node:fs/promises';
@@ -44,6 +49,8 @@ import {
 } from '../src/storage/sql/open.ts';
 import { injected, PublicFlow } from '../test/support/flow.ts';
 import { dropKeys, startBareServer } from './http-bare.ts';
+import { StageTimer, type StageFigures } from './http-stages.ts';
+import { Probe, type ProbeWindow } from './server-probe.ts';
 
 /** What the parent hears once everything listens. */
 export interface ServerReady {
@@ -52,6 +59,17 @@ export interface ServerReady {
   readonly bare: number;
   readonly installKey: string;
 }
+
+/** What the server answers a request of the parent with (same `type`). */
+export type ServerAnswer =
+  | { readonly type: 'cpu'; readonly micros: number }
+  | { readonly type: 'window'; readonly window: ProbeWindow }
+  | { readonly type: 'stages-start' }
+  | { readonly type: 'stages-stop'; readonly stages: StageFigures | null };
+
+/** Watches this process's event loop and collector from its start. */
+const probe = new Probe();
+const stages = process.env.BENCH_STAGES === 'off' ? undefined : new StageTimer();
 
 const REDIS_URL = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
 const DATABASE_URL = process.env.DATABASE_URL;
@@ -120,7 +138,7 @@ async function start(): Promise<ServerReady> {
     // As `src/main.ts` logs (`batchedDestination`), here on /dev/null so the bench prints
     // only tables.
     logger: createLogger({ level: 'info', destination: batchedDestination('/dev/null') }),
-    logStore: log,
+    logStore: stages?.logStore(log) ?? log,
     controlStore: control,
     workStore: work,
     turns: { leaseMs: 10_000, sweepMs: 1000, idleArchiveMs: 7 * 86_400_000 },
@@ -135,8 +153,11 @@ async function start(): Promise<ServerReady> {
     providers: {},
     tailLimits: { ...TAIL_LIMITS, perCredential: TAIL_CAP, perSession: TAIL_CAP },
   });
+  stages?.hook(app, 'ours', '/sessions/:id/events');
   await app.ready();
-  const bare = await startBareServer(REDIS_URL, prefix);
+  const bare = await startBareServer(REDIS_URL, prefix, (bareApp) =>
+    stages?.hook(bareApp, 'bare', '/bare/:stream'),
+  );
   // Last in, first out: the servers close before the stores they use.
   cleanups.push(
     () => dropKeys(REDIS_URL, prefix),
@@ -177,13 +198,29 @@ async function stop(): Promise<void> {
   setTimeout(() => process.exit(), 2_000).unref();
 }
 
+function answer(type: string | undefined): ServerAnswer | undefined {
+  switch (type) {
+    case 'cpu': {
+      // The parent reads this process's CPU time around each run: µs of server CPU per record.
+      const { user, system } = process.cpuUsage();
+      return { type, micros: user + system };
+    }
+    case 'window':
+      return { type, window: probe.window() };
+    case 'stages-start':
+      stages?.start();
+      return { type };
+    case 'stages-stop':
+      return { type, stages: stages?.stop() ?? null };
+    default:
+      return undefined;
+  }
+}
+
 process.on('message', (message: { type?: string }) => {
   if (message.type === 'stop') void stop();
-  // The parent reads this process's CPU time around each run: µs of server CPU per record.
-  if (message.type === 'cpu') {
-    const { user, system } = process.cpuUsage();
-    process.send?.({ type: 'cpu', micros: user + system });
-  }
+  const reply = answer(message.type);
+  if (reply !== undefined) process.send?.(reply);
 });
 process.on('disconnect', () => void stop());
 start().then(

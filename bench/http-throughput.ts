@@ -12,6 +12,7 @@
  * both.
  */
 import autocannon from 'autocannon';
+import type { ProbeWindow } from './server-probe.ts';
 
 /** Concurrent connections: enough to keep one server core busy through Redis round trips. */
 export const CONNECTIONS = 32;
@@ -43,10 +44,20 @@ export interface Throughput {
   readonly cpuPerRecord: number;
   /** Redis CPU time per record, in µs (its `used_cpu_user` + `used_cpu_sys`). */
   readonly redisCpuPerRecord: number;
+  /** The server's event-loop delay p99 and longest GC pause, ms: the worst round's. */
+  readonly loopP99: number;
+  readonly gcMaxMs: number;
 }
 
-/** Reads CPU time so far, in µs, of the server process and of Redis. */
-export type CpuProbe = () => Promise<{ readonly server: number; readonly redis: number }>;
+/**
+ * Reads CPU time so far, in µs, of the server process and of Redis, and the server's
+ * probe window since the previous reading.
+ */
+export type CpuProbe = () => Promise<{
+  readonly server: number;
+  readonly redis: number;
+  readonly window: ProbeWindow;
+}>;
 
 export interface Target {
   readonly url: string;
@@ -78,6 +89,8 @@ class Tally {
   latencyP99 = 0;
   cpu = 0;
   redisCpu = 0;
+  loopP99 = 0;
+  gcMaxMs = 0;
 
   async run(target: Target, body: string, probe: CpuProbe): Promise<void> {
     const before = await probe();
@@ -85,6 +98,9 @@ class Tally {
     const after = await probe();
     this.cpu += after.server - before.server;
     this.redisCpu += after.redis - before.redis;
+    // The window since `before`: this round alone.
+    this.loopP99 = Math.max(this.loopP99, after.window.loopP99);
+    this.gcMaxMs = Math.max(this.gcMaxMs, after.window.gcMaxMs);
     this.add(result);
   }
 
@@ -104,6 +120,8 @@ class Tally {
       latencyP99: this.latencyP99,
       cpuPerRecord: this.cpu / (this.ok * batch),
       redisCpuPerRecord: this.redisCpu / (this.ok * batch),
+      loopP99: this.loopP99,
+      gcMaxMs: this.gcMaxMs,
     };
   }
 }

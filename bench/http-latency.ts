@@ -1,0 +1,193 @@
+/**
+ * The latency part of `npm run bench` (issue 13, items 1 and 2): append-to-delivery over
+ * WebSocket and NDJSON, each load run twice in a row with the same load, layout,
+ * transport and number of tails: on the app (ours), then on the bare baseline
+ * (`http-bare.ts`: the same Lua mint, and a broadcast of each line to plain tails held in
+ * memory). A row prints ours, the bare baseline and the ratio of their p99, and over the
+ * measured seconds of each the server's event-loop delay p99 and longest GC pause (its
+ * `Probe` window, `server-probe.ts`), so a regression in either shows.
+ *
+ * Loads and targets (issue 13, "Done when"):
+ * - 100 sessions x 1 tail at 1,000 records/s: p99 <= 2x bare and <= 10 ms, and the
+ *   server's loop p99 < 5 ms, on both transports;
+ * - 1 session x 100 tails at 1,000 records/s (100,000 lines/s, a hot session beyond the
+ *   issue's loads): p99 <= 10 ms, issue 6's bound;
+ * - 1,000 sessions x 1 tail at 100 records/s: p99 <= 30 ms;
+ * - 1 session x 1,000 tails at 100 records/s: p99 <= 3x the bare broadcast.
+ * A row is met only when every record also reached every tail it should.
+ *
+ * Before the rows, WARMUP_RUNS unmeasured runs of ours and one of bare per transport (a
+ * fresh server's first runs go through cold code while V8 sizes its heap). Each row also
+ * yields the stage timings of its appends (`http-stages.ts`), ours beside bare.
+ */
+import type { BenchServer } from './http-ipc.ts';
+import { STAGES, type StageFigure, type StageFigures } from './http-stages.ts';
+import {
+  barePaths,
+  ourPaths,
+  tailLatency,
+  type BenchSession,
+  type Latency,
+  type LatencyRun,
+  type Measured,
+  type Paths,
+  type Transport,
+} from './http-tails.ts';
+import type { ProbeWindow } from './server-probe.ts';
+import { ms, rate } from './table.ts';
+
+interface Load {
+  readonly tails: number;
+  readonly rate: number;
+  readonly shared: boolean;
+  /** The target's words, and whether ours meets it beside bare. */
+  readonly target: (ours: ServerLatency, bare: ServerLatency) => readonly [string, boolean];
+}
+
+/** A latency run with the server's probe window and stage timings over its measured seconds. */
+export type ServerLatency = Latency<{ window: ProbeWindow; stages: StageFigures | null }>;
+
+export const LOADS: readonly Load[] = [
+  {
+    tails: 100,
+    rate: 1000,
+    shared: false,
+    target: (ours, bare) => [
+      '<= 2x bare, <= 10 ms, loop p99 < 5 ms',
+      ours.p99 <= 2 * bare.p99 && ours.p99 <= 10 && ours.server.window.loopP99 < 5,
+    ],
+  },
+  {
+    tails: 100,
+    rate: 1000,
+    shared: true,
+    target: (ours) => ['<= 10 ms', ours.p99 <= 10],
+  },
+  {
+    tails: 1000,
+    rate: 100,
+    shared: false,
+    target: (ours) => ['<= 30 ms', ours.p99 <= 30],
+  },
+  {
+    tails: 1000,
+    rate: 100,
+    shared: true,
+    target: (ours, bare) => ['<= 3x bare', ours.p99 <= 3 * bare.p99],
+  },
+];
+
+/** Unmeasured runs of ours per transport before the measured ones (and one of bare). */
+const WARMUP_RUNS = 2;
+
+/** One row of the bench's table, and the stage breakdown of its appends. */
+export interface LatencyRow {
+  readonly cells: readonly string[];
+  readonly stages: readonly string[];
+}
+
+/** `a / b` of two figures in ms. */
+export const pair = (a: number, b: number) => `${ms(a)} / ${ms(b)}`;
+
+export class LatencyPart {
+  readonly #server: BenchServer;
+  readonly #ours: Paths;
+  readonly #bare: Paths;
+  readonly #sessions: readonly BenchSession[];
+
+  constructor(server: BenchServer, sessions: readonly BenchSession[]) {
+    this.#server = server;
+    this.#sessions = sessions;
+    this.#ours = ourPaths(`http://127.0.0.1:${server.ready.app}`);
+    this.#bare = barePaths(`http://127.0.0.1:${server.ready.bare}`);
+  }
+
+  /** The probe window and stage timings of the server over a run's measured seconds. */
+  #measured(): Measured<ServerLatency['server']> {
+    const server = this.#server;
+    return {
+      began: () => {
+        // Not awaited: the appender is paced; the server answers between its sends.
+        void server.ask('window');
+        void server.ask('stages-start');
+      },
+      ended: async () => {
+        const { window } = await server.ask('window');
+        const { stages } = await server.ask('stages-stop');
+        return { window, stages };
+      },
+    };
+  }
+
+  async #run(paths: Paths, run: LatencyRun): Promise<ServerLatency> {
+    const latency = await tailLatency(paths, this.#sessions, run, this.#measured());
+    // Progress on stderr, so a long run shows where it is; the tables go to stdout.
+    const layout = run.shared ? `1 x ${run.tails}` : `${run.tails} x 1`;
+    process.stderr.write(
+      `latency ${run.transport} ${layout} at ${run.rate}/s, ${paths.name}: p99 ${ms(latency.p99)} ms\n`,
+    );
+    return latency;
+  }
+
+  /** The warm-up runs, then one row per load and transport. */
+  async rows(transports: readonly Transport[]): Promise<LatencyRow[]> {
+    const warm = { tails: 100, rate: 1000, shared: false };
+    for (let run = 0; run < WARMUP_RUNS; run++) {
+      for (const transport of transports) await this.#run(this.#ours, { transport, ...warm });
+    }
+    for (const transport of transports) await this.#run(this.#bare, { transport, ...warm });
+    const rows: LatencyRow[] = [];
+    for (const load of LOADS) {
+      for (const transport of transports) {
+        const run: LatencyRun = { transport, ...load };
+        const ours = await this.#run(this.#ours, run);
+        const bare = await this.#run(this.#bare, run);
+        rows.push(row(load, transport, ours, bare));
+      }
+    }
+    return rows;
+  }
+}
+
+function row(
+  load: Load,
+  transport: Transport,
+  ours: ServerLatency,
+  bare: ServerLatency,
+): LatencyRow {
+  const [words, met] = load.target(ours, bare);
+  const complete = ours.delivered === ours.expected;
+  const label = `${transport} p99 ms, ${
+    load.shared ? `1 session x ${rate(load.tails)} tails` : `${rate(load.tails)} sessions x 1 tail`
+  }, ${rate(load.rate)} rec/s`;
+  const cells = [
+    'latency',
+    label,
+    ms(ours.p99),
+    ms(bare.p99),
+    (ours.p99 / bare.p99).toFixed(2),
+    `${words} ${met && complete ? 'met' : 'MISSED'}`,
+    pair(ours.p50, bare.p50),
+    pair(ours.server.window.loopP99, bare.server.window.loopP99),
+    pair(ours.server.window.gcMaxMs, bare.server.window.gcMaxMs),
+    [
+      `${rate(load.shared ? load.rate * load.tails : load.rate)} lines/s`,
+      `max ${pair(ours.max, bare.max)}`,
+      `append p99 ${pair(ours.appendP99, bare.appendP99)}`,
+      `delivered ${ours.delivered}/${ours.expected}, ${bare.delivered}/${bare.expected}`,
+      `failed appends ${ours.failedAppends}/${bare.failedAppends}`,
+      `client loop p99 ${pair(ours.loopP99, bare.loopP99)}`,
+    ].join('; '),
+  ];
+  return { cells, stages: [label, ...stageCells(ours.server.stages, bare.server.stages)] };
+}
+
+/**
+ * Per stage, `ours p50/p99 | bare p50/p99`: ours from the run on the app, bare from the
+ * run on the bare route (which has no store or wake stage of its own: `-`).
+ */
+function stageCells(ours: StageFigures | null, bare: StageFigures | null): string[] {
+  const cell = (figure: StageFigure | undefined) =>
+    figure === undefined || figure.count === 0 ? '-' : `${ms(figure.p50)}/${ms(figure.p99)}`;
+  return STAGES.map((stage) => `${cell(ours?.ours[stage])} | ${cell(bare?.bare[stage])}`);
+}
