@@ -185,22 +185,13 @@ export class ProposalFlow {
     switch (answer.outcome) {
       case 'granted':
         return { install: answer.install };
-      case 'already_granted':
-        throw new Conflict('already_granted', 'the request was granted already', {
-          extensions: { install: answer.install },
-        });
-      case 'not_owner':
-        throw otherTenant();
-      case 'not_found':
-        await this.#forgetSalt(proposal);
-        throw new NotFound('no_such_request', NO_SUCH_REQUEST);
       case 'declined':
         throw declinedAlready();
       case 'unresolved':
       case 'unfit':
         throw check.unresolved ?? check.unfit ?? unexpected(answer);
       default:
-        throw unexpected(answer);
+        return this.#refuse(proposal, answer);
     }
   }
 
@@ -219,6 +210,14 @@ export class ProposalFlow {
         // No key will ever be handed out: the salt it derives from goes now.
         await this.#forgetSalt(proposal);
         return { request, state: 'declined' };
+      default:
+        return this.#refuse(proposal, answer);
+    }
+  }
+
+  /** Throws what a consent or a decline the machine refused answers the owner. */
+  async #refuse(proposal: Versioned<ProposalValue>, answer: MachineAnswer): Promise<never> {
+    switch (answer.outcome) {
       case 'already_granted':
         throw new Conflict('already_granted', 'the request was granted already', {
           extensions: { install: answer.install },

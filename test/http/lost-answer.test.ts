@@ -5,24 +5,14 @@
  * within the store's command timeout, never left hanging, and when it tries again with
  * the same `Idempotency-Key` its record is in the log once, at the cursor it is answered.
  */
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { startTestApp } from '../support/app.ts';
 import { Answers, eventually, send } from '../support/fault-load.ts';
 import { TEST_DATABASE_URL, TEST_REDIS_URL } from '../support/services.ts';
-import { startTcpProxy, targetOf, throughProxy, type TcpProxy } from '../support/tcp-proxy.ts';
+import { closedAfterEach, throughProxy } from '../support/tcp-proxy.ts';
 import { listeningClient } from '../turns/turn-client.ts';
 
-const opened: { close(): Promise<void> }[] = [];
-afterEach(async () => {
-  // The app first (it ends its tails and connections), then the proxies.
-  for (const closable of opened.splice(0).reverse()) await closable.close();
-});
-
-async function proxyTo(url: string): Promise<TcpProxy> {
-  const proxy = await startTcpProxy(targetOf(url));
-  opened.push(proxy);
-  return proxy;
-}
+const { opened, proxyTo } = closedAfterEach();
 
 describe('an append whose answer was lost', () => {
   it.each([

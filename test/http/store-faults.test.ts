@@ -12,7 +12,7 @@
  * its cursor after each end, served each record once, without gap.
  */
 import { setTimeout as sleep } from 'node:timers/promises';
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { startTestApp, type TestApp } from '../support/app.ts';
 import {
   Answers,
@@ -26,13 +26,7 @@ import {
   type TailLedger,
 } from '../support/fault-load.ts';
 import { TEST_DATABASE_URL, TEST_REDIS_URL } from '../support/services.ts';
-import {
-  startTcpProxy,
-  targetOf,
-  throughProxy,
-  type CutMode,
-  type TcpProxy,
-} from '../support/tcp-proxy.ts';
+import { closedAfterEach, throughProxy, type CutMode } from '../support/tcp-proxy.ts';
 import { listeningClient, type TailRecord } from '../turns/turn-client.ts';
 
 const SESSIONS = 3;
@@ -54,17 +48,7 @@ interface Scenario {
   readonly mode: CutMode;
 }
 
-const opened: { close(): Promise<void> }[] = [];
-afterEach(async () => {
-  // The app first (it ends its tails and connections), then the proxies.
-  for (const closable of opened.splice(0).reverse()) await closable.close();
-});
-
-async function proxyTo(url: string): Promise<TcpProxy> {
-  const proxy = await startTcpProxy(targetOf(url));
-  opened.push(proxy);
-  return proxy;
-}
+const { opened, proxyTo } = closedAfterEach();
 
 function newLedger(): TailLedger {
   return { cursors: [], opens: 0, next: 1 };

@@ -16,6 +16,7 @@
  * them are never disturbed: only the connections through this proxy are cut.
  */
 import { connect, createServer, type Server, type Socket } from 'node:net';
+import { afterEach } from 'vitest';
 
 export type CutMode = 'refuse' | 'hold';
 
@@ -149,5 +150,28 @@ export function targetOf(url: string): { host: string; port: number } {
   return {
     host: parsed.hostname === 'localhost' ? '127.0.0.1' : parsed.hostname,
     port: parsed.port === '' ? fallback : Number(parsed.port),
+  };
+}
+
+/**
+ * For a test file: proxies it starts (`proxyTo`) and whatever else it pushes on `opened`
+ * (its apps) are closed after each test, last opened first, so an app ends its tails and
+ * connections before the proxies under it go.
+ */
+export function closedAfterEach(): {
+  readonly opened: { close(): Promise<void> }[];
+  readonly proxyTo: (url: string) => Promise<TcpProxy>;
+} {
+  const opened: { close(): Promise<void> }[] = [];
+  afterEach(async () => {
+    for (const closable of opened.splice(0).reverse()) await closable.close();
+  });
+  return {
+    opened,
+    proxyTo: async (url) => {
+      const proxy = await startTcpProxy(targetOf(url));
+      opened.push(proxy);
+      return proxy;
+    },
   };
 }
