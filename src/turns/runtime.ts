@@ -20,17 +20,8 @@
  * starts the next driver as soon as it has left, instead of at the next sweep.
  */
 import { randomUUID } from 'node:crypto';
-import type { FastifyBaseLogger } from 'fastify';
-import type { Clock } from '../clock.ts';
-import type { InferenceProvider } from '../inference/provider.ts';
-import type { SessionValue } from '../resources/types.ts';
-import type { SessionDirectory } from '../sessions/directory.ts';
 import { tenantSealKey } from '../sessions/sealing.ts';
-import type { ControlStore } from '../storage/control-store.ts';
-import type { LogStore } from '../storage/log-store.ts';
-import { sessionLease, type WorkStore } from '../storage/work-store.ts';
-import type { GateClaims } from '../gate/gate.ts';
-import type { ToolCallOutcome, ToolCallRequest } from '../connections/tool-calls.ts';
+import { sessionLease } from '../storage/work-store.ts';
 import { SessionDriver } from './driver.ts';
 import { DueMarks } from './due-marks.ts';
 import { LeaseKeeper } from './lease-keeper.ts';
@@ -40,35 +31,7 @@ import { restoreState } from './state-snapshot.ts';
 import { landEnded, type TurnEnded } from './steps.ts';
 import { StateCache } from './state-cache.ts';
 import { WakeCounter } from './wake-counter.ts';
-
-export interface TurnRuntimeOptions {
-  readonly log: LogStore;
-  readonly control: ControlStore;
-  readonly work: WorkStore;
-  readonly directory: SessionDirectory;
-  readonly clock: Clock;
-  readonly logger: FastifyBaseLogger;
-  /** The root key the tenants' sealing keys derive from. */
-  readonly sealKey: Buffer;
-  /** Providers by the `provider` of an inference option (2.13). */
-  readonly providers: Readonly<Record<string, InferenceProvider>>;
-  /** LEASE_MS: how long a driver's lease lasts without renewal. */
-  readonly leaseMs: number;
-  /** How often the sweep looks for due sessions (ms). */
-  readonly sweepMs: number;
-  /** How long a driver stays after its last work, lease held, for the next wake (ms). */
-  readonly lingerMs?: number;
-  /** SESSION_IDLE_ARCHIVE (row 61), ms. */
-  readonly idleArchiveMs: number;
-  /** Row 61: archives a session as idle. */
-  archiveIdle(session: SessionValue): Promise<void>;
-  /** Signs the gate of an allowed call with the service's key (part B). */
-  signGate(claims: GateClaims): Promise<string>;
-  /** Calls a tenant's extra tool over MCP (row 89). */
-  callTool(request: ToolCallRequest): Promise<ToolCallOutcome>;
-  /** Hears each `turn.ended` this process landed (metrics); nothing by default. */
-  readonly turnEnded?: TurnEnded;
-}
+import type { TurnRuntimeOptions } from './runtime-options.ts';
 
 /** Sessions the sweep takes per pass. */
 const SWEEP_BATCH = 200;
@@ -311,6 +274,8 @@ export class TurnRuntime {
       return await driver.run();
     } finally {
       this.#running.delete(session);
+      // An ended session has nothing left to drive: its state is not kept for a next turn.
+      if (state.phase === 'ended') this.#states.drop(session);
     }
   }
 

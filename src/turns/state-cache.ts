@@ -27,6 +27,11 @@ export class StateCache {
     return this.#states.size;
   }
 
+  /** Forgets the state of `session`; the next reader rebuilds it from the log. */
+  drop(session: string): void {
+    this.#states.delete(session);
+  }
+
   /** The state of `session` (null when no such session), built once and then reused. */
   get(session: string): Promise<SessionState | null> {
     let state = this.#states.get(session);
