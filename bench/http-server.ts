@@ -40,6 +40,7 @@ import { batchedDestination, createLogger } from '../src/logger.ts';
 import type { ControlStore } from '../src/storage/control-store.ts';
 import type { WorkStore } from '../src/storage/work-store.ts';
 import { openRedisLogStore } from '../src/storage/redis/store.ts';
+import { openRateLimitClient } from '../src/storage/open.ts';
 import {
   openPostgresControlStore,
   openPostgresWorkStore,
@@ -126,6 +127,10 @@ async function start(): Promise<ServerReady> {
   });
   const log = await openRedisLogStore({ url: REDIS_URL, prefix, name: 'bench' });
   const { control, work } = await sqlStores(dataDir, keys.secretsKey);
+  const counting = LOCAL_RATE_LIMIT ? undefined : await openRateLimitClient(log.client);
+  if (counting !== undefined) {
+    cleanups.push(() => counting.quit());
+  }
   const shutdown = new AbortController();
   const app = await createApp({
     baseUrl: BASE_URL,
@@ -133,8 +138,8 @@ async function start(): Promise<ServerReady> {
     rateLimits: Object.fromEntries(
       RATE_FAMILIES.map((family) => [family, { max: RATE_LIMIT, windowMs: 1000 }]),
     ) as RateLimits,
-    // As `src/main.ts` with REDIS_URL: the limits count in Redis, through the log's client.
-    rateLimitRedis: LOCAL_RATE_LIMIT ? undefined : log.client,
+    // As `src/main.ts` with REDIS_URL: the limits count in Redis, on a connection of their own.
+    rateLimitRedis: counting,
     // As `src/main.ts` logs (`batchedDestination`), here on /dev/null so the bench prints
     // only tables.
     logger: createLogger({ level: 'info', destination: batchedDestination('/dev/null') }),

@@ -67,14 +67,10 @@ export async function openStores(options: StoreOptions): Promise<Stores> {
     await sql.close();
     throw error;
   }
-  const counting = rateLimitClient(log.client);
-  // Its outages are the log client's too, which reports them (`onError`); while it is
-  // down, requests pass uncounted.
-  counting.on('error', () => undefined);
+  let counting: LogClient;
   try {
-    await counting.connect();
+    counting = await openRateLimitClient(log.client);
   } catch (error) {
-    counting.disconnect();
     await log.close();
     await sql.close();
     throw error;
@@ -96,18 +92,28 @@ export async function openStores(options: StoreOptions): Promise<Stores> {
 const RATE_LIMIT_COMMAND_MS = 250;
 
 /**
- * A connection like `client`'s (the same node or nodes and settings, not yet connected)
- * for the rate limits.
+ * Opens a connection like `client`'s (the same node or nodes and settings) for the rate
+ * limits, with a command timeout of its own (see `Stores.redis`).
  */
-function rateLimitClient(client: LogClient): LogClient {
-  if (client instanceof Cluster) {
-    return client.duplicate(undefined, {
-      redisOptions: { ...client.options.redisOptions, commandTimeout: RATE_LIMIT_COMMAND_MS },
-    });
+export async function openRateLimitClient(client: LogClient): Promise<LogClient> {
+  const name = client instanceof Cluster ? undefined : client.options.connectionName;
+  const counting =
+    client instanceof Cluster
+      ? client.duplicate(undefined, {
+          redisOptions: { ...client.options.redisOptions, commandTimeout: RATE_LIMIT_COMMAND_MS },
+        })
+      : client.duplicate({
+          commandTimeout: RATE_LIMIT_COMMAND_MS,
+          ...(name === undefined ? {} : { connectionName: `${name}:rate-limit` }),
+        });
+  // Its outages are the log client's too, which reports them (`onError`); while it is
+  // down, requests pass uncounted.
+  counting.on('error', () => undefined);
+  try {
+    await counting.connect();
+  } catch (error) {
+    counting.disconnect();
+    throw error;
   }
-  const name = client.options.connectionName;
-  return client.duplicate({
-    commandTimeout: RATE_LIMIT_COMMAND_MS,
-    ...(name === undefined ? {} : { connectionName: `${name}:rate-limit` }),
-  });
+  return counting;
 }
