@@ -23,8 +23,10 @@ import {
   type TurnEndReason,
   type TurnEvent,
 } from './turn.types.ts';
+import { emptyQueue, enqueue, queued } from './turn.queue.ts';
 
 export * from './turn.types.ts';
+export * from './turn.queue.ts';
 
 type Ev<T extends TurnEvent['type']> = Extract<TurnEvent, { type: T }>;
 
@@ -81,11 +83,11 @@ const turn = setup({
       return { rounds: e.rounds, executor: e.executor, since: e.at };
     }),
     /** Row 90: a message waits for the next turn. */
-    enqueue: assign(({ context, event }) => ({ queue: [...context.queue, event.cursor] })),
+    enqueue: assign(({ context, event }) => ({ queue: enqueue(context.queue, event.cursor) })),
     /** Part C: the queued messages open a turn; `turn.started` is owed. */
     begin: assign(({ context }) => ({
-      queue: [],
-      owed: [...context.owed, { kind: 'turn.started', inputs: context.queue } as const],
+      queue: emptyQueue,
+      owed: [...context.owed, { kind: 'turn.started', inputs: queued(context.queue) } as const],
     })),
     /** `turn.started` landed: the turn is named by its cursor, round 1 begins. */
     start: assign(({ context, event }) => ({
@@ -198,7 +200,7 @@ const turn = setup({
       ended: context.ended + 1,
     })),
     /** Row 60: nothing is owed once the session is archived. */
-    close: assign({ owed: [], queue: [], retryAt: null }),
+    close: assign({ owed: [], queue: emptyQueue, retryAt: null }),
   },
   guards: {
     /** A record of the turn in flight (stale ones, after a cancel, change nothing). */
@@ -229,7 +231,7 @@ const turn = setup({
       event.turn === context.turn &&
       context.calls.some((c) => c.call === event.call && c.state === 'open'),
     roundsSpent: ({ context }) => context.round >= context.rounds,
-    hasQueue: ({ context }) => context.queue.length > 0,
+    hasQueue: ({ context }) => context.queue.size > 0,
     owesEnd: ({ context }) => context.owed.some((o) => o.kind === 'turn.ended'),
     /** Row 60: an archive ended the turn; no turn starts before its `session.archived`. */
     isClosing: ({ context }) => context.closing,

@@ -8,6 +8,7 @@
  * Nothing else moves it: a session's turn state is a pure function of its log, so a fresh
  * actor fed the log from cursor 1 reaches the same snapshot as the one that lived it.
  */
+import { emptyQueue, type MessageQueue } from './turn.queue.ts';
 
 /** `live.phase` values while the session is open (row 35), and `ended` once archived. */
 export type TurnPhase = 'idle' | 'inferring' | 'awaiting_tools' | 'compacting' | 'ended';
@@ -59,7 +60,7 @@ export interface TurnContext {
   /** Whether `session.opened` named an executor (row 90: without one, `no_executor`). */
   readonly executor: string | null;
   /** Messages waiting for the next turn (row 90), by cursor. */
-  readonly queue: readonly number[];
+  readonly queue: MessageQueue;
   /** The cursor of the turn in flight's `turn.started`; null between turns. */
   readonly turn: number | null;
   /** The messages the turn in flight answers. */
@@ -99,7 +100,7 @@ export const initialTurnContext: TurnContext = {
   since: 0,
   rounds: 16,
   executor: null,
-  queue: [],
+  queue: emptyQueue,
   turn: null,
   inputs: [],
   round: 0,

@@ -37,6 +37,8 @@ import type { TurnRuntimeOptions } from './runtime-options.ts';
 const SWEEP_BATCH = 200;
 /** When a session without a usable inference option is looked at again. */
 const UNUSABLE_RETRY_MS = 60_000;
+/** Sessions without a usable option remembered at most (a bound, not a cache policy). */
+const UNUSABLE_REMEMBERED = 10_000;
 /**
  * A driver's stay after its last work: long enough that a busy conversation's next
  * message finds it still there (no lease, entry or tail to set up again), short enough
@@ -57,6 +59,13 @@ export class TurnRuntime {
   readonly #running = new Map<string, SessionDriver>();
   /** The wakes of each session whose driver runs here (see `WakeCounter`). */
   readonly #wakes = new Map<string, WakeCounter>();
+  /**
+   * Sessions a driver here found without a usable inference option (a build without the
+   * option's provider, such as a log-only deployment), until when: their messages are left
+   * to the sweep (each one's mark makes it due now), so a busy session costs one driver
+   * start per sweep instead of a lease, a log read and a due update per message.
+   */
+  readonly #unusable = new Map<string, number>();
   readonly #configs: SessionConfigs;
   readonly #states: StateCache;
   readonly #leases: LeaseKeeper;
@@ -99,6 +108,13 @@ export class TurnRuntime {
    * lease is tried once more in case that driver has just left.
    */
   landed(session: string): void {
+    // A session found without a usable option waits for the sweep, which its mark has
+    // made it due for, rather than costing a driver start per message (see `#unusable`).
+    const until = this.#unusable.get(session);
+    if (until !== undefined) {
+      if (until > this.#options.clock.now()) return;
+      this.#unusable.delete(session);
+    }
     this.#start(session, true);
   }
 
@@ -247,6 +263,8 @@ export class TurnRuntime {
       // The option was deleted or names a provider this build lacks: look again later
       // (PUT /inferences: installs follow a replaced option) rather than at every sweep.
       logger.warn({ session }, 'the session has no usable inference option; retrying in a minute');
+      if (this.#unusable.size >= UNUSABLE_REMEMBERED) this.#unusable.clear();
+      this.#unusable.set(session, clock.now() + UNUSABLE_RETRY_MS);
       return this.#park(session, clock.now() + UNUSABLE_RETRY_MS);
     }
     if (ready === 'no_configuration') {
