@@ -16,6 +16,7 @@
 import { and, assign, not, or, setup } from 'xstate';
 import {
   initialTurnContext,
+  noAttempts,
   type ModelUsage,
   type Owed,
   type PendingCall,
@@ -80,7 +81,7 @@ const turn = setup({
     /** `session.opened`: the round bound and the executor the session runs with. */
     open: assign(({ event }) => {
       const e = event as Ev<'session.opened'>;
-      return { rounds: e.rounds, executor: e.executor, since: e.at };
+      return { opened: { rounds: e.rounds, executor: e.executor }, since: e.at };
     }),
     /** Row 90: a message waits for the next turn. */
     enqueue: assign(({ context, event }) => ({ queue: enqueue(context.queue, event.cursor) })),
@@ -94,9 +95,7 @@ const turn = setup({
       turn: event.cursor,
       inputs: (event as Ev<'turn.started'>).inputs,
       round: 1,
-      failed: 0,
-      retryAt: null,
-      turnFailures: 0,
+      attempts: noAttempts,
       usage: {},
       owed: context.owed[0]?.kind === 'turn.started' ? context.owed.slice(1) : context.owed,
     })),
@@ -106,8 +105,7 @@ const turn = setup({
       return {
         usage: addUsage(context.usage, e.model, e.usage),
         promptTokens: e.usage.input,
-        failed: 0,
-        retryAt: null,
+        attempts: { ...context.attempts, failed: 0, retryAt: null },
         cause: e.calls.length > 0 ? e.cursor : null,
         calls: e.calls.map((c) => ({
           call: c.call,
@@ -123,20 +121,22 @@ const turn = setup({
     takeFailure: assign(({ context, event }) => {
       const e = event as Ev<'inference.failed'>;
       return {
-        failed: context.failed + 1,
-        turnFailures: context.turnFailures + 1,
-        retryAt: e.retryIn === null ? null : e.at + e.retryIn,
+        attempts: {
+          failed: context.attempts.failed + 1,
+          retryAt: e.retryIn === null ? null : e.at + e.retryIn,
+          inTurn: context.attempts.inTurn + 1,
+        },
       };
     }),
     /** The turn ends: `turn.ended` is owed with this reason. */
     owe: assign(({ context }, params: { reason: TurnEndReason }) => ({
       owed: [...context.owed, ending(params.reason)],
-      retryAt: null,
+      attempts: { ...context.attempts, retryAt: null },
     })),
     /** Row 50: retries are spent; the turn ends failed with the last error. */
     oweFailed: assign(({ context, event }) => ({
       owed: [...context.owed, ending('failed', (event as Ev<'inference.failed'>).error)],
-      retryAt: null,
+      attempts: { ...context.attempts, retryAt: null },
     })),
     /** §6.3: the compaction in flight. */
     requestCompaction: assign(({ event }) => ({
@@ -148,7 +148,6 @@ const turn = setup({
       const e = event as Ev<'compaction.completed'>;
       return {
         compaction: null,
-        compactedThrough: e.through,
         promptTokens: e.tokensAfter,
         usage: addUsage(context.usage, e.model, e.usage),
       };
@@ -179,8 +178,7 @@ const turn = setup({
     /** Every call answered: the next round asks the model again. */
     nextRound: assign(({ context }) => ({
       round: context.round + 1,
-      failed: 0,
-      retryAt: null,
+      attempts: { ...context.attempts, failed: 0, retryAt: null },
       calls: [],
       cause: null,
     })),
@@ -190,8 +188,7 @@ const turn = setup({
       turn: null,
       inputs: [],
       round: 0,
-      failed: 0,
-      retryAt: null,
+      attempts: { ...context.attempts, failed: 0, retryAt: null },
       calls: [],
       cause: null,
       compaction: null,
@@ -200,7 +197,11 @@ const turn = setup({
       ended: context.ended + 1,
     })),
     /** Row 60: nothing is owed once the session is archived. */
-    close: assign({ owed: [], queue: emptyQueue, retryAt: null }),
+    close: assign(({ context }) => ({
+      owed: [],
+      queue: emptyQueue,
+      attempts: { ...context.attempts, retryAt: null },
+    })),
   },
   guards: {
     /** A record of the turn in flight (stale ones, after a cancel, change nothing). */
@@ -230,7 +231,7 @@ const turn = setup({
       event.type === 'invoke.allowed' &&
       event.turn === context.turn &&
       context.calls.some((c) => c.call === event.call && c.state === 'open'),
-    roundsSpent: ({ context }) => context.round >= context.rounds,
+    roundsSpent: ({ context }) => context.round >= context.opened.rounds,
     hasQueue: ({ context }) => context.queue.size > 0,
     owesEnd: ({ context }) => context.owed.some((o) => o.kind === 'turn.ended'),
     /** Row 60: an archive ended the turn; no turn starts before its `session.archived`. */

@@ -58,8 +58,8 @@ export function plan(input: PlanInput): Step {
   if (owed !== undefined) return { type: 'land', owed };
   switch (phase) {
     case 'inferring':
-      if (context.retryAt !== null && now < context.retryAt) {
-        return { type: 'wait', until: context.retryAt };
+      if (context.attempts.retryAt !== null && now < context.attempts.retryAt) {
+        return { type: 'wait', until: context.attempts.retryAt };
       }
       // §6.3: compaction is checked before every inference, not again right after one.
       if (input.promptTokens >= input.compactAt && input.compactThrough !== null) {

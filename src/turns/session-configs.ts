@@ -69,7 +69,7 @@ export class SessionConfigs {
       tenantKey: tenantSealKey(this.#deps.sealKey, session.tenant),
       option: option.value,
       provider,
-      authorizer: await this.authorizer(session, pinned, state.context.executor),
+      authorizer: await this.authorizer(session, pinned, state.context.opened.executor),
     };
   }
 

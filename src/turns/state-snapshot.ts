@@ -20,7 +20,7 @@ import type { WorkStore } from '../storage/work-store.ts';
 import { SessionState, type SessionStateData } from './session-state.ts';
 
 /** The layout of the saved data; bump it when `SessionStateData` changes shape. */
-const LAYOUT = 2;
+const LAYOUT = 3;
 
 /** The turn machine's definition, digested: a saved state of another machine is refused. */
 const MACHINE = createHash('sha256')

@@ -84,7 +84,7 @@ export async function land(
 export async function landOwed(ctx: StepContext, owed: Owed): Promise<void> {
   const context = ctx.state.context;
   if (owed.kind === 'turn.started') {
-    const body = { inputs: owed.inputs, rounds: context.rounds };
+    const body = { inputs: owed.inputs, rounds: context.opened.rounds };
     const first = owed.inputs[0] ?? context.head;
     await land(ctx, serviceRecord('turn.started', PRODUCERS.turn, stepKey.start(first), body));
     return;
@@ -127,9 +127,9 @@ function backoffMs(option: InferenceValue): number {
  */
 export async function infer(ctx: StepContext): Promise<void> {
   const { state } = ctx;
-  const { turn, round, failed } = state.context;
+  const { turn, round, attempts } = state.context;
   if (turn === null) return;
-  const attempt = failed + 1;
+  const attempt = attempts.failed + 1;
   const controller = new AbortController();
   const stopListening = state.listen(() => {
     const c = state.context;
@@ -145,7 +145,7 @@ export async function infer(ctx: StepContext): Promise<void> {
       instructions: state.basics.instructions,
       prompt: state.transcript.prompt(),
       params: state.basics.params,
-      failures: state.context.turnFailures,
+      failures: state.context.attempts.inTurn,
       signal: controller.signal,
     });
     const calls = answer.toolCalls.map((call) => ({
@@ -195,7 +195,8 @@ export async function requestCompaction(
   promptTokens: number,
   through: number,
 ): Promise<void> {
-  const { turn, round, failed } = ctx.state.context;
+  const { turn, round, attempts } = ctx.state.context;
+  const failed = attempts.failed;
   const body = {
     turn: turn ?? 0,
     prompt_tokens: promptTokens,

@@ -14,6 +14,14 @@ import { initialModel, RULES, step } from './turn.model.ts';
 import { playRun, runArb } from './turn.runs.ts';
 
 describe('turn machine (decisions part C)', () => {
+  it('keeps its context to fewer than 20 fields, which V8 still copies as a fast object', () => {
+    // XState's assign copies the context with Object.assign({}, …); from 20 properties on,
+    // V8 makes that copy a dictionary object and every applied record pays for it.
+    const live = createActor(turnMachine).start();
+    live.send({ type: 'session.opened', cursor: 1, at: 1, rounds: 4, executor: null });
+    expect(Object.keys(live.getSnapshot().context).length).toBeLessThan(20);
+  });
+
   it('moves through every run of records as the independent table does, and takes every rule', () => {
     const taken = new Set<string>();
     fc.assert(

@@ -27,7 +27,7 @@ import { listenPostgres } from './signals.ts';
 import { SqlControlStore } from './sql-control-store.ts';
 import { SqlLogStore } from './sql-log-store.ts';
 import { SqlWorkStore } from './sql-work-store.ts';
-import { openSqliteDriver } from './sqlite-driver.ts';
+import { openSqliteDriver, type SqliteDurability } from './sqlite-driver.ts';
 import { watchSqlite } from './sqlite-watch.ts';
 import { Wakeups } from './wakeups.ts';
 
@@ -72,12 +72,15 @@ async function ready(driver: SqlDriver, clock: Clock): Promise<SqlDriver> {
   }
 }
 
-async function sqliteDriver(options: SqliteOptions): Promise<SqlDriver> {
+async function sqliteDriver(
+  options: SqliteOptions,
+  durability: SqliteDurability = 'full',
+): Promise<SqlDriver> {
   await mkdir(path.dirname(path.resolve(options.file)), { recursive: true, mode: 0o700 });
   // Owner only (issue 14 item 6): created here before SQLite opens it, whatever the umask;
   // SQLite gives its -wal and -shm files the database file's mode.
   await writeFile(options.file, '', { flag: 'a', mode: 0o600 });
-  return ready(openSqliteDriver(options.file), options.clock ?? systemClock);
+  return ready(openSqliteDriver(options.file, durability), options.clock ?? systemClock);
 }
 
 /** A log store on a SQLite file. */
@@ -103,7 +106,16 @@ export async function openSqliteControlStore(
 
 /** A work store on a SQLite file. */
 export async function openSqliteWorkStore(options: SqliteOptions): Promise<WorkStore> {
-  return new SqlWorkStore(await sqliteDriver(options));
+  // `normal` durability: without it every due mark, the one write a driving append adds,
+  // held the event loop for an fsync (2.5 ms each in `npm run bench`; node:sqlite is
+  // synchronous). What the work store keeps is the runtime's own bookkeeping, rebuilt or
+  // redone after a power cut: a due mark is committed before its record's append, so on
+  // one file the append's own fsync makes the mark durable too, and with a Redis log the
+  // record is only as durable as Redis's append-only file (fsynced every second by
+  // default); a lost lease lapses; a lost saved turn state is rebuilt from the log; a
+  // usage checkpoint commits its counts and how far it counted in one transaction, so a
+  // lost one is counted again from where the last kept one stopped, never twice.
+  return new SqlWorkStore(await sqliteDriver(options, 'normal'));
 }
 
 /** A log store on PostgreSQL. */

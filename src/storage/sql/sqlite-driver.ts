@@ -43,14 +43,23 @@ function pause(attempt: number): Promise<void> {
   return new Promise((resolve) => setTimeout(resolve, ms));
 }
 
+/**
+ * How a connection's commits reach the disk. `full`: each commit is fsynced before it
+ * returns, so it survives a power cut, not only a crash of this process; the log and
+ * control stores commit this way, since what they commit is acknowledged to a client. WAL
+ * keeps that to one fsync of the log per commit; readers never wait for it. `normal`: a
+ * commit survives a crash of the process at once and a power cut once the write-ahead
+ * log is next fsynced (by a `full` commit on the same file, which covers every frame
+ * before it, or a checkpoint); an interrupted commit is never half applied. The work
+ * store commits this way (see `openSqliteWorkStore`).
+ */
+export type SqliteDurability = 'full' | 'normal';
+
 /** Opens (creating if absent) the database file and sets it up for the stores. */
-export function openSqliteDriver(file: string): SqlDriver {
+export function openSqliteDriver(file: string, durability: SqliteDurability = 'full'): SqlDriver {
   const db = new DatabaseSync(file, { timeout: 0 });
   db.exec('PRAGMA journal_mode = WAL');
-  // FULL, not NORMAL: an appended record is acknowledged to its writer, so the commit
-  // must survive a power cut, not only a crash of this process. WAL keeps that to one
-  // fsync of the log per commit; readers never wait for it.
-  db.exec('PRAGMA synchronous = FULL');
+  db.exec(`PRAGMA synchronous = ${durability === 'full' ? 'FULL' : 'NORMAL'}`);
   db.exec('PRAGMA busy_timeout = 0');
   const statements = new Map<string, StatementSync>();
   let queue: Promise<unknown> = Promise.resolve();
