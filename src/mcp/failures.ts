@@ -28,7 +28,7 @@ export type UpstreamCode =
   | 'upstream_authorization_failed'
   | 'upstream_authorization_required'
   | 'upstream_too_large'
-  | 'endpoint_refused';
+  | 'upstream_refused';
 
 /**
  * The server answered 401: it wants a credential we do not have, or refused the one we
@@ -54,7 +54,7 @@ export class EndpointRefused extends UpstreamFailure {
   readonly refusal: string;
 
   constructor(message: string, refusal: string) {
-    super('endpoint_refused', message);
+    super('upstream_refused', message);
     this.refusal = refusal;
   }
 }
