@@ -33,6 +33,9 @@ const CODE_TABLE = [
   }),
 ].join('\n');
 
+/** Every code a problem can carry (`src/error-codes.ts`), one component with its table. */
+const ErrorCode = z.enum(ERROR_CODE_NAMES).meta({ id: 'ErrorCode', description: CODE_TABLE });
+
 const problemShape = {
   type: z
     .string()
@@ -41,7 +44,7 @@ const problemShape = {
   status: z.int().min(100).max(599),
   detail: z.string().describe('What went wrong, for a human.'),
   instance: z.string().optional().describe('The request path.'),
-  code: z.enum(ERROR_CODE_NAMES).describe(CODE_TABLE),
+  code: ErrorCode,
   message: z.string().describe('Same as `detail`.'),
   field: z.string().optional().describe('The field at fault, when one is.'),
   reason: z.string().optional().describe('Why the field was refused.'),

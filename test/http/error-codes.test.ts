@@ -9,6 +9,7 @@ import { ERROR_CODES, ERROR_CODE_NAMES, statusOf, type ErrorCode } from '../../s
 import { startTestApp, type TestApp } from '../support/app.ts';
 
 interface Schema {
+  readonly $ref?: string;
   readonly enum?: readonly string[];
   readonly description?: string;
   readonly properties?: Readonly<Record<string, Schema>>;
@@ -49,18 +50,20 @@ function named(description: string): string[] {
 }
 
 describe('the error codes in GET /openapi.json', () => {
-  it('are the enum of every problem schema, in catalog order', () => {
-    const problems = Object.entries(document.components.schemas).filter(
-      ([, schema]) => schema.properties?.code?.enum !== undefined,
-    );
-    expect(problems.map(([name]) => name)).toContain('Problem');
-    for (const [, schema] of problems) {
-      expect(schema.properties?.code?.enum).toEqual(ERROR_CODE_NAMES);
+  it('are one component, the enum of every problem schema, in catalog order', () => {
+    const { schemas } = document.components;
+    expect(schemas.ErrorCode?.enum).toEqual(ERROR_CODE_NAMES);
+    const problems = Object.keys(schemas).filter((name) => /Problem(Input)?$/.test(name));
+    expect(problems).toContain('Problem');
+    expect(problems).toContain('FilterRefusedProblem');
+    for (const name of problems) {
+      const code = schemas[name]?.properties?.code;
+      expect(code?.$ref, name).toMatch(/^#\/components\/schemas\/ErrorCode(Input)?$/);
     }
   });
 
   it('are each described with their status and meaning', () => {
-    const description = document.components.schemas.Problem?.properties?.code?.description ?? '';
+    const description = document.components.schemas.ErrorCode?.description ?? '';
     for (const code of ERROR_CODE_NAMES) {
       const { status, meaning } = ERROR_CODES[code];
       expect(description).toContain(
