@@ -3,11 +3,12 @@
  * `application/problem+json` (decisions row 2), so the OpenAPI document names them all.
  */
 import { STATUS_CODES } from 'node:http';
-import { ERROR_CODE_NAMES, statusOf } from '../error-codes.ts';
+import { ERROR_CODE_NAMES, statusOf, type ErrorStatus } from '../error-codes.ts';
 import { Problem } from '../schemas/problem.ts';
 import { PROBLEM_MEDIA_TYPE } from './problem.ts';
 
-type ProblemStatus = 400 | 401 | 403 | 404 | 409 | 413 | 415 | 429 | 502 | 503;
+/** The statuses a route documents: the catalog's, less the 500 no route promises. */
+type ProblemStatus = Exclude<ErrorStatus, 500>;
 
 /** What each problem status means across the API (interface section 7). */
 const MEANING: Readonly<Record<ProblemStatus, string>> = {
