@@ -15,6 +15,7 @@
  * is a state the machine passes through, never one it is committed in.
  */
 import type { AnyActor } from 'xstate';
+import type { CodeOf } from '../error-codes.ts';
 import { isServiceError, Unavailable, type ServiceError } from '../errors.ts';
 
 interface Observed {
@@ -62,7 +63,7 @@ export async function settle(pending: readonly Promise<unknown>[]): Promise<void
 }
 
 /** The error as a caller may see it: a `ServiceError` as it is, anything else as `Unavailable`. */
-export function failure(code: string, error: unknown): ServiceError {
+export function failure(code: CodeOf<503>, error: unknown): ServiceError {
   if (isServiceError(error)) return error;
   const message = error instanceof Error ? error.message : String(error);
   return new Unavailable(code, `${code.replaceAll('_', ' ')}: ${message}`, { cause: error });

@@ -9,11 +9,13 @@
  * each extra tool as `<connection>__<tool>` (row 27), no two of them under one name.
  * Session start, not consent, checks the live catalogs (4.3).
  */
-import { InvalidRequest, isServiceError, type FieldError } from '../errors.ts';
+import type { CodeOf } from '../error-codes.ts';
+import { InvalidRequest, isServiceError } from '../errors.ts';
 import { compilePolicies } from '../policy/compile.ts';
 import type { SurfaceTool } from '../policy/types.ts';
 import type { ConnectionValue, InferenceValue } from '../resources/types.ts';
 import type { ControlStore } from '../storage/control-store.ts';
+import type { FieldError } from '../schemas/problem.ts';
 import type { TenantConfig } from '../schemas/tenant.ts';
 import type { VendorDocument } from '../schemas/vendor.ts';
 
@@ -30,7 +32,7 @@ export function extraToolName(connection: string, tool: string): string {
   return `${connection}__${tool}`;
 }
 
-function refusal(code: string, faults: readonly FieldError[]): InvalidRequest | null {
+function refusal(code: CodeOf<400>, faults: readonly FieldError[]): InvalidRequest | null {
   const [first] = faults;
   if (first === undefined) return null;
   return new InvalidRequest(code, `${first.field} ${first.reason}`, {

@@ -18,15 +18,13 @@ import {
   ServiceError,
   Unavailable,
   UnsupportedMediaType,
-  type FieldError,
 } from '../errors.ts';
+import type { FieldError } from '../schemas/problem.ts';
 import { isRedisUnavailable } from '../storage/redis/failures.ts';
 import { isPostgresUnavailable } from '../storage/sql/postgres-driver.ts';
 import { sendProblem } from './problem.ts';
 
-class InternalError extends ServiceError {
-  readonly status = 500;
-}
+class InternalError extends ServiceError {}
 
 const PARTS: Readonly<Record<string, string>> = {
   body: 'body',

@@ -3,10 +3,12 @@
  * `application/problem+json` (decisions row 2), so the OpenAPI document names them all.
  */
 import { STATUS_CODES } from 'node:http';
+import { ERROR_CODE_NAMES, statusOf, type ErrorStatus } from '../error-codes.ts';
 import { Problem } from '../schemas/problem.ts';
 import { PROBLEM_MEDIA_TYPE } from './problem.ts';
 
-type ProblemStatus = 400 | 401 | 403 | 404 | 409 | 413 | 415 | 429 | 502 | 503;
+/** The statuses a route documents: the catalog's, less the 500 no route promises. */
+type ProblemStatus = Exclude<ErrorStatus, 500>;
 
 /** What each problem status means across the API (interface section 7). */
 const MEANING: Readonly<Record<ProblemStatus, string>> = {
@@ -22,6 +24,12 @@ const MEANING: Readonly<Record<ProblemStatus, string>> = {
   503: 'A store of the service does not answer.',
 };
 
+/** The catalog's codes of one status, as a response of that status names them. */
+function codesOf(status: ProblemStatus): string {
+  const codes = ERROR_CODE_NAMES.filter((code) => statusOf(code) === status);
+  return `Codes of this status across the API: ${codes.map((code) => `\`${code}\``).join(', ')}.`;
+}
+
 /** Response entries for the given problem statuses (plus 429, which every route can answer). */
 export function problemResponses(...statuses: ProblemStatus[]) {
   const all = new Set<ProblemStatus>([...statuses, 429]);
@@ -31,7 +39,7 @@ export function problemResponses(...statuses: ProblemStatus[]) {
       .map((status) => [
         status,
         {
-          description: `${STATUS_CODES[status] ?? 'Error'}. ${MEANING[status]}`,
+          description: `${STATUS_CODES[status] ?? 'Error'}. ${MEANING[status]} ${codesOf(status)}`,
           content: { [PROBLEM_MEDIA_TYPE]: { schema: Problem } },
         },
       ]),

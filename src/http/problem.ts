@@ -5,24 +5,13 @@
  */
 import { STATUS_CODES } from 'node:http';
 import type { FastifyReply } from 'fastify';
-import type { ServiceError } from '../errors.ts';
+import type { ProblemExtensions, ServiceError } from '../errors.ts';
+import type { Problem } from '../schemas/problem.ts';
 
 export const PROBLEM_MEDIA_TYPE = 'application/problem+json';
 
-/** The wire shape of a problem body. */
-export interface ProblemBody {
-  readonly type: string;
-  readonly title: string;
-  readonly status: number;
-  readonly detail: string;
-  readonly instance?: string;
-  readonly code: string;
-  readonly message: string;
-  readonly field?: string;
-  readonly reason?: string;
-  readonly errors?: readonly { readonly field: string; readonly reason: string }[];
-  readonly [extension: string]: unknown;
-}
+/** The wire shape of a problem body: the `Problem` schema plus its extension members. */
+type ProblemBody = Readonly<Problem> & ProblemExtensions;
 
 /** The problem body of a service error; extension members never shadow standard ones. */
 export function problemOf(error: ServiceError, instance?: string): ProblemBody {
@@ -37,7 +26,7 @@ export function problemOf(error: ServiceError, instance?: string): ProblemBody {
     message: error.message,
     ...(error.field === undefined ? {} : { field: error.field }),
     ...(error.reason === undefined ? {} : { reason: error.reason }),
-    ...(error.errors === undefined ? {} : { errors: error.errors }),
+    ...(error.errors === undefined ? {} : { errors: [...error.errors] }),
   };
 }
 

@@ -7,7 +7,7 @@
  * schema, comes back as an `isError` result. Servers differ here: the SDK's `McpServer`
  * answers such calls with an `isError` result itself, others answer a JSON-RPC error; both
  * read the same to the caller. Only a server that cannot be reached, read or authorized,
- * or that the egress guard refuses (`EndpointRefused`, code `endpoint_refused`), is an
+ * or that the egress guard refuses (`EndpointRefused`, code `upstream_refused`), is an
  * exception (`UpstreamFailure`): the caller completes the call `ok: false` with its code
  * and message, which say what failed and never carry the server's words.
  */

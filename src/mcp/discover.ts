@@ -44,7 +44,7 @@ export interface DiscoverOptions extends McpAccess {
  *   provider, it now holds an authorize URL.
  * @throws UpstreamFailure `upstream_unreachable`, `upstream_timeout`, `upstream_unreadable`
  *   or `upstream_authorization_failed`, the message naming the endpoint;
- *   `upstream_catalog_too_large` naming the limit; `endpoint_refused` (`EndpointRefused`)
+ *   `upstream_catalog_too_large` naming the limit; `upstream_refused` (`EndpointRefused`)
  *   when the egress guard refused a request.
  */
 export async function discoverCatalog(options: DiscoverOptions): Promise<Catalog> {

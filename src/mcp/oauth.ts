@@ -232,7 +232,7 @@ const KEPT_CODES: ReadonlySet<string> = new Set([
   'upstream_timeout',
   'upstream_authorization_failed',
   'upstream_too_large',
-  'endpoint_refused',
+  'upstream_refused',
 ]);
 
 /**

@@ -11,6 +11,7 @@
  * now (actors, drivers) is read when the registry is scraped, not kept up by the code.
  */
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
+import type { CodeOf } from '../error-codes.ts';
 import { isServiceError } from '../errors.ts';
 import type { TurnEndReason } from '../machines/turn.types.ts';
 
@@ -26,7 +27,11 @@ const TURN_END_REASONS: readonly TurnEndReason[] = [
   'archived',
 ];
 /** The codes of `Unavailable` errors the stores throw. */
-const STORE_ERROR_CODES = ['store_unavailable', 'store_busy', 'store_closed'] as const;
+const STORE_ERROR_CODES = [
+  'store_unavailable',
+  'store_busy',
+  'store_closed',
+] as const satisfies readonly CodeOf<503>[];
 type StoreErrorCode = (typeof STORE_ERROR_CODES)[number];
 
 /** Seconds; an append is a few milliseconds on a healthy store. */

@@ -10,7 +10,8 @@
  */
 import { createHash } from 'node:crypto';
 import canonicalize from 'canonicalize';
-import { InvalidRequest, type FieldError } from '../errors.ts';
+import { InvalidRequest } from '../errors.ts';
+import type { FieldError } from '../schemas/problem.ts';
 import { fitOperand } from './operand.ts';
 import { resolveArg } from './schema-path.ts';
 import type { CompiledItem, PolicyInput, PolicyPlan, SurfaceTool, ToolPlan } from './types.ts';

@@ -10,15 +10,10 @@
  * input, or speaks for the value when no branch did.
  */
 import { z } from 'zod';
+import type { FieldError } from './problem.ts';
 
 /** The part of a request a field lives in; the first segment of every field path. */
 export type RequestPart = 'body' | 'query' | 'params' | 'headers';
-
-/** One failed field (the shape of `FieldError` in `src/errors.ts`). */
-export interface IssueField {
-  field: string;
-  reason: string;
-}
 
 type Issue = z.core.$ZodIssue;
 
@@ -151,9 +146,9 @@ export function toFieldErrors(
   error: { readonly issues: readonly Issue[] },
   prefix: RequestPart,
   at: readonly (string | number)[] = [],
-): IssueField[] {
+): FieldError[] {
   const seen = new Set<string>();
-  const fields: IssueField[] = [];
+  const fields: FieldError[] = [];
   for (const issue of error.issues) {
     for (const { path, reason } of fieldsOf(issue, at)) {
       const field = [prefix, ...path.map((segment) => String(segment))].join('.');

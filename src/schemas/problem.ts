@@ -5,10 +5,14 @@
  * `src/http/problem.ts` builds the bodies.
  */
 import { z } from 'zod';
+import { ERROR_CODES, ERROR_CODE_NAMES } from '../error-codes.ts';
 import { Millis, OpaqueId } from './common.ts';
 import { Kind } from './records.ts';
 
-/** One failed field: a dotted path from the request part (`body.tools.3.name`) and why. */
+/**
+ * One failed field: a dotted path from the request part (`body.tools.3.name`) and why.
+ * The one shape of a failed field, in problem bodies and wherever a check collects them.
+ */
 export const FieldError = z
   .object({
     field: z.string().describe('Dotted path from the request part, e.g. `body.tools.3.name`.'),
@@ -16,6 +20,21 @@ export const FieldError = z
   })
   .meta({ id: 'FieldError', description: 'One failed field of a request.' });
 export type FieldError = z.infer<typeof FieldError>;
+
+/** The catalog as the `code` member's description: one row per code, its status and meaning. */
+const CODE_TABLE = [
+  'A stable snake_case code from the catalog below; the status is always the one listed.',
+  '',
+  '| code | status | meaning |',
+  '|---|---|---|',
+  ...ERROR_CODE_NAMES.map((code) => {
+    const { status, meaning } = ERROR_CODES[code];
+    return `| \`${code}\` | ${status} | ${meaning.replaceAll('|', '\\|')} |`;
+  }),
+].join('\n');
+
+/** Every code a problem can carry (`src/error-codes.ts`), one component with its table. */
+const ErrorCode = z.enum(ERROR_CODE_NAMES).meta({ id: 'ErrorCode', description: CODE_TABLE });
 
 const problemShape = {
   type: z
@@ -25,10 +44,7 @@ const problemShape = {
   status: z.int().min(100).max(599),
   detail: z.string().describe('What went wrong, for a human.'),
   instance: z.string().optional().describe('The request path.'),
-  code: z
-    .string()
-    .regex(/^[a-z][a-z0-9_]*$/)
-    .describe('A stable snake_case code, e.g. `filter_refused`, `session_archived`.'),
+  code: ErrorCode,
   message: z.string().describe('Same as `detail`.'),
   field: z.string().optional().describe('The field at fault, when one is.'),
   reason: z.string().optional().describe('Why the field was refused.'),

@@ -16,6 +16,7 @@
  */
 import type { OAuthClientProvider } from '@modelcontextprotocol/sdk/client/auth.js';
 import type { Clock, Entropy } from '../clock.ts';
+import type { CodeOf } from '../error-codes.ts';
 import { Conflict, UpstreamFailure, isServiceError } from '../errors.ts';
 import { discoverCatalog } from '../mcp/discover.ts';
 import { Egress } from '../net/egress.ts';
@@ -55,7 +56,7 @@ function bareDigest(digest: string): string {
   return digest.startsWith('sha256:') ? digest.slice('sha256:'.length) : digest;
 }
 
-function unreadable(connection: string, code: string, message: string): Comparison {
+function unreadable(connection: string, code: CodeOf<502>, message: string): Comparison {
   return { connection, check: 'unreadable', error: new UpstreamFailure(code, message) };
 }
 

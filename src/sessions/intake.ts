@@ -18,8 +18,9 @@
  * a parsed body into its stored form before the canonical text and size are fixed.
  */
 import { hash } from 'node:crypto';
-import { Forbidden, InvalidRequest, PayloadTooLarge, type FieldError } from '../errors.ts';
+import { Forbidden, InvalidRequest, PayloadTooLarge } from '../errors.ts';
 import { toFieldErrors } from '../schemas/issues.ts';
+import type { FieldError } from '../schemas/problem.ts';
 import { bodySchemaFor } from '../schemas/record-kinds.ts';
 import { canonicalJson, sameJson } from './canonical-json.ts';
 import {

@@ -92,7 +92,7 @@ describe('calling a tool elsewhere', () => {
 });
 
 describe('calling through the egress guard', () => {
-  it('fails as endpoint_refused, an upstream failure the caller answers ok:false with', async () => {
+  it('fails as upstream_refused, an upstream failure the caller answers ok:false with', async () => {
     const failure = callTool({
       endpoint: everything.endpoint,
       name: 'echo',
@@ -103,7 +103,7 @@ describe('calling through the egress guard', () => {
     await expect(failure).rejects.toBeInstanceOf(EndpointRefused);
     await expect(failure).rejects.toBeInstanceOf(UpstreamFailure);
     await expect(failure).rejects.toMatchObject({
-      code: 'endpoint_refused',
+      code: 'upstream_refused',
       status: 502,
       refusal: 'is a loopback address',
       message: expect.stringContaining('EGRESS_ALLOW') as unknown,

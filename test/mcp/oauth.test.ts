@@ -252,7 +252,7 @@ describe('URLs a server points at', () => {
       };
       const failure = beginLink(refusing, { ...link, endpoint: `${guarded.origin}/mcp` });
       await expect(failure).rejects.toMatchObject({
-        code: 'endpoint_refused',
+        code: 'upstream_refused',
         message: `MCP server at ${guarded.origin}/mcp: a URL it pointed to is a loopback address, which the service does not connect to unless EGRESS_ALLOW names it`,
       });
       expect(seen).toEqual(['/mcp']);

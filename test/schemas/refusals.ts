@@ -3,14 +3,15 @@
  * through the same `toFieldErrors` the error handler uses.
  */
 import type { z } from 'zod';
-import { toFieldErrors, type IssueField, type RequestPart } from '../../src/schemas/issues.ts';
+import type { FieldError } from '../../src/schemas/problem.ts';
+import { toFieldErrors, type RequestPart } from '../../src/schemas/issues.ts';
 
 /** The failed fields of `value` under `schema`; empty when the value is accepted. */
 export function refusals(
   schema: z.ZodType,
   value: unknown,
   part: RequestPart = 'body',
-): IssueField[] {
+): FieldError[] {
   const result = schema.safeParse(value);
   return result.success ? [] : toFieldErrors(result.error, part);
 }

@@ -118,7 +118,8 @@ export function connectionRoutes(app: FastifyInstance, deps: ConnectionRouteDeps
       'Owner. Refused while installs use the connection; otherwise its OAuth state is forgotten too.',
     tag: 'connections',
     inUse: {
-      description: 'Conflict. Installs still use the connection (decisions row 78).',
+      description:
+        'Conflict. Installs still use the connection (`connection_in_use`, decisions row 78).',
       schema: InUseByInstallsProblem,
     },
     remove: (tenant, connection) => connections.remove({ tenant, connection }),

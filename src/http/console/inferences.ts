@@ -105,7 +105,7 @@ export function inferenceRoutes(app: FastifyInstance, deps: ConsoleAuthDeps): vo
       'Owner. Refused with the installs that select it (2.18) while any does; nothing is cascaded.',
     tag: 'inferences',
     inUse: {
-      description: 'Conflict. Installs still select the option.',
+      description: 'Conflict. Installs still select the option (`inference_in_use`).',
       schema: InUseByInstallsProblem,
     },
     remove: (tenant, id) => deleteInference(deps.controlStore, tenant, id),

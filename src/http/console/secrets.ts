@@ -80,7 +80,8 @@ export function secretRoutes(app: FastifyInstance, deps: ConsoleAuthDeps): void 
       'Owner. Refused with the 2.18 lists while inference options or connections name the secret; nothing is cascaded.',
     tag: 'secrets',
     inUse: {
-      description: 'Conflict. Inference options or connections still name the secret.',
+      description:
+        'Conflict. Inference options or connections still name the secret (`secret_in_use`).',
       schema: SecretInUseProblem,
     },
     remove: (tenant, id) => deleteSecret(deps.controlStore, tenant, id),

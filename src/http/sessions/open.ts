@@ -60,7 +60,8 @@ export function openRoute(app: FastifyInstance, context: SessionContext): void {
           ...problemResponses(...BODY_PROBLEMS, 401, 404, 409, 502),
           // Row 47: the 409 names the connections whose catalog changed.
           409: {
-            description: 'Conflict. A connected MCP catalog changed since it was linked.',
+            description:
+              'Conflict. A connected MCP catalog changed since it was linked (`catalog_changed`, `connections` names them).',
             content: { [PROBLEM_MEDIA_TYPE]: { schema: CatalogChangedProblem } },
           },
         },

@@ -34,7 +34,7 @@ export function pollRoute(app: FastifyInstance, flow: ProposalFlow): void {
           ...problemResponses(401, 413, 415),
           400: {
             description:
-              'Bad Request. `error` says to keep polling (`authorization_pending`), to poll slower (`slow_down`) or to stop (`expired_token`); a malformed body names the field and reason.',
+              'Bad Request. `error` says to keep polling (`authorization_pending`), to poll slower (`slow_down`) or to stop (`expired_token`, or `access_denied` once an owner declined); a malformed body names the field and reason.',
             content: { [PROBLEM_MEDIA_TYPE]: { schema: z.union([PollProblem, Problem]) } },
           },
         },
