@@ -11,6 +11,7 @@ import {
   type ZodTypeProvider,
 } from 'fastify-type-provider-zod';
 import { z } from 'zod';
+import { tidyDocument } from './openapi-tidy.ts';
 
 /** The routes of the reference page, which carry no API schema of their own. */
 export const REFERENCE_ROUTES = ['/docs', '/docs/', '/docs/js/scalar.js'] as const;
@@ -65,7 +66,10 @@ export async function registerOpenApi(app: FastifyInstance, baseUrl: string): Pr
     },
     transform: jsonSchemaTransform,
     transformObject: (input) => {
-      const document = jsonSchemaTransformObject(input) as { paths?: Record<string, unknown> };
+      const document = jsonSchemaTransformObject(input) as {
+        paths?: Record<string, unknown>;
+        components?: { schemas?: Record<string, unknown> };
+      };
       // The reference page's own routes are served too: list them, so the document names
       // exactly what the server answers.
       document.paths = {
@@ -85,7 +89,7 @@ export async function registerOpenApi(app: FastifyInstance, baseUrl: string): Pr
         },
         '/docs': htmlPage,
       };
-      return document as ReturnType<typeof jsonSchemaTransformObject>;
+      return tidyDocument(document) as ReturnType<typeof jsonSchemaTransformObject>;
     },
   });
 }
