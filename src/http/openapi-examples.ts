@@ -53,9 +53,7 @@ export const TENANT_CONFIG_EXAMPLE = {
       tool: 'find_events',
       allow: true,
       posture: 'permissive',
-      items: [
-        { arg: 'calendar', op: 'is', operand: { value: 'private' }, effect: 'deny' },
-      ],
+      items: [{ arg: 'calendar', op: 'is', operand: { value: 'private' }, effect: 'deny' }],
       project: ['day'],
     },
   ],

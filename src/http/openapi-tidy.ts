@@ -13,7 +13,8 @@
  * (record body schemas that serve validation only); the document keeps those its
  * operations reach.
  */
-import { ANSWER_EXAMPLES, INLINE_EXAMPLES, PROBLEM_EXAMPLES } from './openapi-answers.ts';
+import { ANSWER_EXAMPLES, INLINE_EXAMPLES } from './openapi-answers.ts';
+import { PROBLEM_EXAMPLES } from './openapi-problems.ts';
 import {
   EXAMPLE_INSTALL,
   EXAMPLE_REQUEST,

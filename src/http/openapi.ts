@@ -51,7 +51,7 @@ export async function registerOpenApi(app: FastifyInstance, baseUrl: string): Pr
             scheme: 'bearer',
             bearerFormat: 'JWT',
             description:
-              'A JWT the executor signs with the key registered at session open (decisions row 65).',
+              'A JWT the executor signs with the key registered at session open: `iss` its name, `aud` the URL it is sent to, `exp` at most 5 minutes ahead, a `jti` used once.',
           },
           consoleToken: { type: 'http', scheme: 'bearer', bearerFormat: 'JWT' },
           pollSecret: { type: 'http', scheme: 'bearer', description: 'A poll secret `ps_…`.' },

@@ -23,7 +23,8 @@ export const ConnectionAuth = z
   })
   .meta({
     id: 'ConnectionAuth',
-    description: 'How the service authenticates to a connection (decisions row 41).',
+    description:
+      'How the service authenticates to a connection: `none`, a tenant secret sent as a bearer, or OAuth. No token is ever shown.',
   });
 export type ConnectionAuth = z.infer<typeof ConnectionAuth>;
 
@@ -42,12 +43,14 @@ export type CatalogTool = z.infer<typeof CatalogTool>;
 export const Catalog = z
   .object({
     tools: z.array(CatalogTool),
-    digest: Sha256Hex.describe('Digest of the tool list; session start compares it (row 47).'),
+    digest: Sha256Hex.describe(
+      'Digest of the tool list; opening a session compares it with the live catalog and answers 409 `catalog_changed` when they differ.',
+    ),
     captured: Millis.describe('When the catalog was discovered, Unix ms.'),
   })
   .meta({
     id: 'Catalog',
-    description: "A connection's tools, discovered live (decisions row 42).",
+    description: "A connection's tools, as its MCP server listed them when it was linked.",
   });
 export type Catalog = z.infer<typeof Catalog>;
 

@@ -46,7 +46,8 @@ const simulatedShape = {
 /** Decisions row 91: the deterministic provider, the only one in v1. */
 export const SimulatedInference = z.object(simulatedShape).meta({
   id: 'SimulatedInference',
-  description: 'The deterministic simulated provider (decisions row 91).',
+  description:
+    'The deterministic simulated provider: it answers the last user message (`/call <tool> <json>` calls a tool, `/fail <n>` fails n attempts, `/slow <ms>` answers late, anything else is echoed).',
 });
 export type SimulatedInference = z.infer<typeof SimulatedInference>;
 
@@ -70,7 +71,7 @@ export const InferenceRead = z
   ])
   .meta({
     id: 'InferenceRead',
-    description: 'An inference option with its name (decisions row 79).',
+    description: 'An inference option with its name and when it was created and last updated.',
   });
 export type InferenceRead = z.infer<typeof InferenceRead>;
 

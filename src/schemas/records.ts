@@ -44,13 +44,13 @@ export const Envelope = z
       .string()
       .nullable()
       .describe(
-        'Idempotency slot (decisions row 8): `<idk>:<i>`, `call:<cause>`, `claim:<cause>:<n>`, `svc:…`.',
+        'Idempotency slot: `<idk>:<i>` for record i of a client batch under token key idk, `call:<cause>` for a call’s completion, `claim:<cause>:<n>` for the n-th claim of a call, `svc:…` for the service’s own records; null when none.',
       ),
     kind: Kind,
     producer: z
       .string()
       .describe('`principal:<n>`, `console:<user>`, `executor:<n>` or `service:<component>`.'),
-    size: z.int32().min(0).describe('Bytes of the stored canonical-JSON body (decisions row 12).'),
+    size: z.int32().min(0).describe('Bytes of the body as stored, in canonical JSON (RFC 8785).'),
     stream: StreamId,
     to: z
       .string()
@@ -132,7 +132,8 @@ export const TailError = z
   })
   .meta({
     id: 'TailError',
-    description: 'The reason on an `Err` line of a tail (decisions row 67).',
+    description:
+      'The reason on an `Err` line of a tail (`reader_lagging`, `token_expired`, `read_failed`, …) and the cursor to tail again from.',
   });
 export type TailError = z.infer<typeof TailError>;
 

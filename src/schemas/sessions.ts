@@ -100,7 +100,7 @@ export const SessionAnswer = z
   .object({
     session: StreamId,
     token: z.string(),
-    expires: Millis.describe('When the token lapses, Unix ms (decisions row 31).'),
+    expires: Millis.describe('When the token lapses, Unix ms: an hour after it was minted.'),
   })
   .meta({ id: 'SessionAnswer', description: 'A session and a token that attaches to it (2.9).' });
 export type SessionAnswer = z.infer<typeof SessionAnswer>;
@@ -129,7 +129,11 @@ export const LiveStatus = z
       )
       .describe('Calls awaiting completion.'),
   })
-  .meta({ id: 'LiveStatus', description: 'The active turn of a session (decisions row 34).' });
+  .meta({
+    id: 'LiveStatus',
+    description:
+      'What the session’s turn is doing now: its phase, round and the calls it waits for.',
+  });
 export type LiveStatus = z.infer<typeof LiveStatus>;
 
 /** 2.10: the status of a session; `head` is the last landed cursor (row 36). */
@@ -192,7 +196,7 @@ export type ConsoleSessionsQuery = z.infer<typeof ConsoleSessionsQuery>;
 /** Decisions row 75: a console directory row names the install too. */
 export const ConsoleDirectoryRow = DirectoryRow.extend({ install: OpaqueId }).meta({
   id: 'ConsoleDirectoryRow',
-  description: 'A session directory row with its install (decisions row 75).',
+  description: 'A session directory row with its install.',
 });
 export type ConsoleDirectoryRow = z.infer<typeof ConsoleDirectoryRow>;
 

@@ -36,7 +36,7 @@ const Arg = z
   .string()
   .min(1, { error: 'must not be empty' })
   .max(256, { error: 'must be at most 256 characters' })
-  .describe('An input-schema property, dotted for nested ones (decisions row 26).');
+  .describe('An input-schema property, dotted for nested ones (`address.city`).');
 
 const Effect = z.enum(['allow', 'deny'], { error: orMissing('must be allow or deny') });
 

@@ -125,7 +125,11 @@ export const InstallInfo = z
     created: Millis,
     updated: Millis,
   })
-  .meta({ id: 'InstallInfo', description: 'An install (decisions row 28).' });
+  .meta({
+    id: 'InstallInfo',
+    description:
+      'An install: its id, its tenant, the hash of the vendor document it runs, and when it was created and last updated.',
+  });
 export type InstallInfo = z.infer<typeof InstallInfo>;
 
 /** 2.7: the composed document served to an install or the console. */
@@ -142,9 +146,10 @@ export const ComposedDocument = z
 export type ComposedDocument = z.infer<typeof ComposedDocument>;
 
 /** Decisions row 30: `POST /consent/token` body, sent with `Bearer <poll_secret>`. */
-export const PollBody = z
-  .object({ request: OpaqueId })
-  .meta({ id: 'PollBody', description: 'The proposal being polled (decisions row 30).' });
+export const PollBody = z.object({ request: OpaqueId }).meta({
+  id: 'PollBody',
+  description: 'The proposal being polled, sent with `Authorization: Bearer <poll_secret>`.',
+});
 export type PollBody = z.infer<typeof PollBody>;
 
 /** Decisions row 30: the receipt of a granted proposal; `key` is null for an update. */
@@ -161,7 +166,7 @@ export const PollAnswer = z
   .meta({
     id: 'PollAnswer',
     description:
-      'The receipt of a granted proposal, the same on every poll until it lapses (decisions row 30).',
+      'The receipt of a granted proposal: every poll answers the same receipt until the proposal lapses, after which the key is forgotten.',
   });
 export type PollAnswer = z.infer<typeof PollAnswer>;
 
@@ -179,7 +184,7 @@ export const ConsentRead = z
   })
   .meta({
     id: 'ConsentRead',
-    description: 'A proposal as the consent page reads it (decisions row 72).',
+    description: 'A proposal as the consent page reads it.',
   });
 export type ConsentRead = z.infer<typeof ConsentRead>;
 

@@ -77,8 +77,9 @@ describe('the OpenAPI document', () => {
     const result = await new Validator().validate(structuredClone(document));
     expect(result.errors ?? []).toEqual([]);
     const names = Object.keys(document.components.schemas);
-    expect(names.filter((name) => name.endsWith('Input') && names.includes(name.slice(0, -5))))
-      .toEqual([]);
+    expect(
+      names.filter((name) => name.endsWith('Input') && names.includes(name.slice(0, -5))),
+    ).toEqual([]);
     const text = JSON.stringify(document);
     const unreferenced = names.filter((name) => !text.includes(`"#/components/schemas/${name}"`));
     expect(unreferenced).toEqual([]);
@@ -137,9 +138,12 @@ class Story {
     if (documented.requestBody !== undefined && example === undefined)
       throw new Error(`${operation} documents no request example`);
     const body =
-      example === undefined ? undefined : (call.fill?.(structuredClone(example) as Json) ?? example);
+      example === undefined
+        ? undefined
+        : (call.fill?.(structuredClone(example) as Json) ?? example);
     const path = template.replace(/\{(\w+)\}/g, (_, name: string) => {
-      const value = call.params?.[name] ?? documented.parameters?.find((p) => p.name === name)?.example;
+      const value =
+        call.params?.[name] ?? documented.parameters?.find((p) => p.name === name)?.example;
       if (typeof value !== 'string') throw new Error(`${operation}: no value for {${name}}`);
       return encodeURIComponent(value);
     });
@@ -155,20 +159,32 @@ class Story {
       ...(body === undefined ? {} : { payload: JSON.stringify(body) }),
     });
     this.sent.add(operation);
-    if (answer.statusCode < 200 || answer.statusCode >= 400 || (answer.statusCode >= 300 && !template.startsWith('/docs')))
-      throw new Error(`${operation} (${url}) answered ${answer.statusCode}: ${answer.body.slice(0, 500)}`);
-    const type = String(answer.headers['content-type'] ?? '');
+    if (
+      answer.statusCode < 200 ||
+      answer.statusCode >= 400 ||
+      (answer.statusCode >= 300 && !template.startsWith('/docs'))
+    )
+      throw new Error(
+        `${operation} (${url}) answered ${answer.statusCode}: ${answer.body.slice(0, 500)}`,
+      );
+    const type = answer.headers['content-type'] ?? '';
     const media = type.split(';')[0]?.trim();
     let parsed: unknown = answer.body;
     if (media === 'application/json') {
       parsed = answer.json();
       this.#check.answer(method, path, answer.statusCode, type, parsed);
     } else if (media === 'application/jsonstream') {
-      parsed = answer.body.split('\n').filter((line) => line !== '').map((line) => JSON.parse(line) as unknown);
-      for (const line of parsed as unknown[]) this.#check.answer(method, path, answer.statusCode, type, line);
+      parsed = answer.body
+        .split('\n')
+        .filter((line) => line !== '')
+        .map((line) => JSON.parse(line) as unknown);
+      for (const line of parsed as unknown[])
+        this.#check.answer(method, path, answer.statusCode, type, line);
     }
     if (process.env.DUMP_ANSWERS !== undefined)
-      console.log(`ANSWER ${operation} ${answer.statusCode} ${JSON.stringify(parsed).slice(0, 3000)}`);
+      console.log(
+        `ANSWER ${operation} ${answer.statusCode} ${JSON.stringify(parsed).slice(0, 3000)}`,
+      );
     return (typeof parsed === 'object' && parsed !== null ? parsed : { text: parsed }) as Json;
   }
 }
@@ -191,7 +207,10 @@ async function waitFor(session: string, reader: string, ada: string, name: strin
     const found = answer.body
       .split('\n')
       .filter((line) => line !== '')
-      .map((line) => JSON.parse(line) as { Ok?: { envelope: { kind: { name: string }; cursor: number } } })
+      .map(
+        (line) =>
+          JSON.parse(line) as { Ok?: { envelope: { kind: { name: string }; cursor: number } } },
+      )
       .find((line) => line.Ok?.envelope.kind.name === name);
     if (found?.Ok !== undefined) return found.Ok.envelope;
     if (Date.now() > deadline) throw new Error(`no ${name} landed: ${answer.body}`);
@@ -209,7 +228,8 @@ describe('the documented examples', () => {
       await send(`GET ${path}`);
     for (const path of ['/openapi.json', '/docs', '/docs/', '/docs/js/scalar.js', '/metrics'])
       await send(`GET ${path}`);
-    for (const path of ['/consent/signed-in', '/consent/oauth4webapi.js']) await send(`GET ${path}`);
+    for (const path of ['/consent/signed-in', '/consent/oauth4webapi.js'])
+      await send(`GET ${path}`);
 
     // The owner: a console token, the tenant, a secret, an inference option, a connection.
     const { token: owner } = (await send('POST /console/token', { token: operator })) as {

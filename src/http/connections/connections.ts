@@ -118,7 +118,7 @@ export function connectionRoutes(app: FastifyInstance, deps: ConnectionRouteDeps
       'Owner. Refused while installs use the connection; otherwise its OAuth state is forgotten too.',
     tag: 'connections',
     inUse: {
-      description: 'Conflict. Installs still use the connection (decisions row 78).',
+      description: 'Conflict. Installs still use the connection; `installs` names them.',
       schema: InUseByInstallsProblem,
     },
     remove: (tenant, connection) => connections.remove({ tenant, connection }),
