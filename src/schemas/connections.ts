@@ -69,7 +69,7 @@ export const Connection = z
     state: ConnectionState,
     timeout: ToolTimeout,
   })
-  .meta({ id: 'Connection', description: 'A linked MCP server (2.12).' });
+  .meta({ id: 'Connection', description: 'A linked MCP server.' });
 export type Connection = z.infer<typeof Connection>;
 
 /** Decisions row 79: `GET /connections`, the tenant's connections by name. */
@@ -98,7 +98,7 @@ export const PutConnectionBody = z
       .describe('Where the browser goes after authorization; its origin must be allowlisted.'),
     timeout: ToolTimeout.default(null),
   })
-  .meta({ id: 'PutConnectionBody', description: 'What a tenant owner links (4.3).' });
+  .meta({ id: 'PutConnectionBody', description: 'What a tenant owner links.' });
 export type PutConnectionBody = z.infer<typeof PutConnectionBody>;
 
 /** 4.3: the connection as linked, the outcome and, when needed, the URL to authorize at. */
@@ -108,7 +108,7 @@ export const PutConnectionAnswer = z
     outcome: WriteOutcome,
     authorize: z.url().optional().describe('Present when the server demands authorization.'),
   })
-  .meta({ id: 'PutConnectionAnswer', description: 'The answer to a connection put (4.3).' });
+  .meta({ id: 'PutConnectionAnswer', description: 'The answer to a connection put.' });
 export type PutConnectionAnswer = z.infer<typeof PutConnectionAnswer>;
 
 /** Decisions row 43: `POST /connections/{id}/authorize`, a fresh URL. */

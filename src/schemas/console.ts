@@ -25,7 +25,7 @@ export type PutSecretBody = z.infer<typeof PutSecretBody>;
 /** Decisions row 55: a secret as listed; never its value. */
 export const SecretRow = z
   .object({ name: ResourceName, created: Millis, updated: Millis })
-  .meta({ id: 'SecretRow', description: 'A secret the tenant holds, without its value (2.14).' });
+  .meta({ id: 'SecretRow', description: 'A secret the tenant holds, without its value.' });
 export type SecretRow = z.infer<typeof SecretRow>;
 
 /** Decisions row 55: `GET /secrets`. */
@@ -75,7 +75,7 @@ export const UsageRow = z
       .describe('Model key (`<provider>[/<model>]`) to tokens.'),
     tool_calls: z.record(z.string(), Count).describe('Model-visible tool name to calls.'),
   })
-  .meta({ id: 'UsageRow', description: 'One tenant, one UTC checkpoint day (2.15).' });
+  .meta({ id: 'UsageRow', description: 'One tenant, one UTC checkpoint day.' });
 export type UsageRow = z.infer<typeof UsageRow>;
 
 /** 4.3 `GET /usage` answer: days with no usage have no row. */

@@ -24,7 +24,7 @@ export const Retry = z
       .max(INFERENCE_BOUNDS.attemptsMax, { error: 'must be 1 to 10' }),
     backoff: boundedDuration(BACKOFF_BOUNDS),
   })
-  .meta({ id: 'Retry', description: 'How a failed inference is retried (2.13).' });
+  .meta({ id: 'Retry', description: 'How a failed inference is retried.' });
 export type Retry = z.infer<typeof Retry>;
 
 const simulatedShape = {
@@ -60,7 +60,7 @@ export const InferenceOption = z
   .discriminatedUnion('provider', [SimulatedInference], { error: providerError })
   .meta({
     id: 'InferenceOption',
-    description: 'An inference option, one shape per provider (2.13).',
+    description: 'An inference option, one shape per provider.',
   });
 export type InferenceOption = z.infer<typeof InferenceOption>;
 

@@ -54,7 +54,7 @@ function problemWith<T extends z.core.$ZodLooseShape>(
 /** 2.18: `DELETE /secrets/{id}` refused while options or connections still name the secret. */
 export const SecretInUseProblem = problemWith(
   'SecretInUseProblem',
-  'The secret is still referenced (2.18).',
+  'The secret is still referenced.',
   {
     connections: z.array(z.string()).describe('Connections that send the secret.'),
     inferences: z.array(z.string()).describe('Inference options that name the secret.'),

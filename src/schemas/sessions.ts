@@ -60,7 +60,7 @@ export const SamplingParams = z
       .nullable()
       .optional(),
   })
-  .meta({ id: 'SamplingParams', description: 'Sampling settings of a session (4.1).' });
+  .meta({ id: 'SamplingParams', description: 'Sampling settings of a session.' });
 export type SamplingParams = z.infer<typeof SamplingParams>;
 
 /** 4.1 `POST /sessions` body; every member optional. An absent body reads as `{}`. */
@@ -82,7 +82,7 @@ export const OpenSessionBody = z
       .default(DEFAULT_ROUNDS)
       .describe('Most model rounds per turn, 1 to 128.'),
   })
-  .meta({ id: 'OpenSessionBody', description: 'What a session opens with (4.1).' });
+  .meta({ id: 'OpenSessionBody', description: 'What a session opens with.' });
 export type OpenSessionBody = z.infer<typeof OpenSessionBody>;
 
 /**
@@ -102,7 +102,7 @@ export const SessionAnswer = z
     token: z.string(),
     expires: Millis.describe('When the token lapses, Unix ms: an hour after it was minted.'),
   })
-  .meta({ id: 'SessionAnswer', description: 'A session and a token that attaches to it (2.9).' });
+  .meta({ id: 'SessionAnswer', description: 'A session and a token that attaches to it.' });
 export type SessionAnswer = z.infer<typeof SessionAnswer>;
 
 /** Decisions row 35 and part C: the phase of the live turn. */
@@ -144,7 +144,7 @@ export const SessionStatus = z
     id: StreamId,
     live: LiveStatus,
   })
-  .meta({ id: 'SessionStatus', description: 'The status of a session (2.10).' });
+  .meta({ id: 'SessionStatus', description: 'The status of a session.' });
 export type SessionStatus = z.infer<typeof SessionStatus>;
 
 /** 2.11, decisions rows 37 and 38: one row of the session directory. */
@@ -155,13 +155,13 @@ export const DirectoryRow = z
     opened: Timestamp.describe('When the session opened, RFC 3339 UTC.'),
     subject: Sha256Hex.nullable().describe('SHA-256(install ‖ principal); null once erased.'),
   })
-  .meta({ id: 'DirectoryRow', description: 'A session directory row (2.11).' });
+  .meta({ id: 'DirectoryRow', description: 'A session directory row.' });
 export type DirectoryRow = z.infer<typeof DirectoryRow>;
 
 /** Decisions row 39: a directory page, newest first, continued by `next`. */
 export const DirectoryPage = z
   .object({ items: z.array(DirectoryRow), next: Next })
-  .meta({ id: 'DirectoryPage', description: 'One page of the session directory (4.1).' });
+  .meta({ id: 'DirectoryPage', description: 'One page of the session directory.' });
 export type DirectoryPage = z.infer<typeof DirectoryPage>;
 
 /** Decisions row 40: `limit` ≤0 is refused, above 200 is clamped, absent is 50. */

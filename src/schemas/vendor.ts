@@ -69,7 +69,7 @@ export const VendorTool = z
     result_limit: ResultLimit.default(null),
     timeout: ToolTimeout.default(null),
   })
-  .meta({ id: 'VendorTool', description: 'A tool the vendor states (2.5).' });
+  .meta({ id: 'VendorTool', description: 'A tool the vendor states.' });
 export type VendorTool = z.infer<typeof VendorTool>;
 
 /** 2.5, decisions rows 19 to 22: the vendor document, bounds checked before storage. */
@@ -100,7 +100,7 @@ export const VendorDocument = z
         });
       }),
   })
-  .meta({ id: 'VendorDocument', description: 'The application document a vendor proposes (2.5).' });
+  .meta({ id: 'VendorDocument', description: 'The application document a vendor proposes.' });
 export type VendorDocument = z.infer<typeof VendorDocument>;
 
 /** 2.8, decisions row 29: what a vendor gets back for a proposal. */
@@ -113,7 +113,7 @@ export const ProposalAnswer = z
     expires: Millis.describe('When the proposal lapses, Unix ms (ten minutes on).'),
     interval: Millis.describe('The least wait between polls, in ms.'),
   })
-  .meta({ id: 'ProposalAnswer', description: 'The answer to a proposal (2.8).' });
+  .meta({ id: 'ProposalAnswer', description: 'The answer to a proposal.' });
 export type ProposalAnswer = z.infer<typeof ProposalAnswer>;
 
 /** Decisions row 28: the install a composed document belongs to. */
@@ -141,7 +141,7 @@ export const ComposedDocument = z
   })
   .meta({
     id: 'ComposedDocument',
-    description: 'The vendor document with the tenant config (2.7).',
+    description: 'The vendor document with the tenant config.',
   });
 export type ComposedDocument = z.infer<typeof ComposedDocument>;
 

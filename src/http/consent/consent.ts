@@ -127,7 +127,7 @@ export function consentRoutes(app: FastifyInstance, deps: ConsentDeps, flow: Pro
       schema: {
         summary: 'Consent to a proposal',
         description:
-          "An owner lands the tenant config (2.6): it must fit the vendor's document and resolve under the tenant, every refusal naming the field. Consent creates the install and its key, or keeps an update's install and key.",
+          "An owner lands the tenant config: it must fit the vendor's document and resolve under the tenant, every refusal naming the field. Consent creates the install and its key, or keeps an update's install and key.",
         tags: ['console'],
         security: [{ consoleToken: [] }],
         params: RequestParams,

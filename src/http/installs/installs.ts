@@ -94,7 +94,7 @@ export function installRoutes(
       schema: {
         summary: "Replace the install's consent",
         description:
-          'The tenant config must fit the vendor document and resolve under the tenant; the vendor config is unchanged. Sessions opened afterward use it, open ones keep theirs (3.5).',
+          'The tenant config must fit the vendor document and resolve under the tenant; the vendor config is unchanged. Sessions opened afterward use it, open ones keep theirs.',
         tags: ['console'],
         security: [{ consoleToken: [] }],
         params: IdParams,
