@@ -105,3 +105,11 @@ export const PATH_EXAMPLES: Readonly<Record<string, Readonly<Record<string, stri
   '/connections/{id}': { id: 'helpdesk' },
   '/connections/{id}/authorize': { id: 'helpdesk' },
 };
+
+/** The query parameters the examples go with, by path template. */
+export const QUERY_EXAMPLES: Readonly<Record<string, Readonly<Record<string, string>>>> = {
+  '/usage': { from: '2026-11-01', to: '2026-11-30' },
+  '/sessions': { principal: 'ada' },
+  '/sessions/{id}/token': { principal: 'ada' },
+  '/sessions/{id}/events': { from: '1', to: '2' },
+};

@@ -1,6 +1,7 @@
 /**
  * The last pass over the generated OpenAPI document: one component per schema, none that
- * nothing references, and an example on every body and path parameter.
+ * nothing references, and an example on every body, path parameter and the query
+ * parameters a request needs.
  *
  * One component per schema. fastify-type-provider-zod writes every registered schema
  * twice, `X` as answers serialize it and `XInput` as requests parse it. The two differ
@@ -20,6 +21,7 @@ import {
   EXAMPLE_REQUEST,
   EXAMPLE_SESSION,
   PATH_EXAMPLES,
+  QUERY_EXAMPLES,
   REQUEST_EXAMPLES,
 } from './openapi-examples.ts';
 
@@ -103,7 +105,12 @@ function pathExample(path: string, name: string): string | undefined {
 function addExamples(paths: Json, schemas: Json): void {
   for (const [path, method, operation] of operations(paths)) {
     for (const parameter of operation.parameters ?? []) {
-      const example = parameter.in === 'path' ? pathExample(path, parameter.name) : undefined;
+      const example =
+        parameter.in === 'path'
+          ? pathExample(path, parameter.name)
+          : parameter.in === 'query'
+            ? QUERY_EXAMPLES[path]?.[parameter.name]
+            : undefined;
       if (example !== undefined) parameter.example ??= example;
     }
     for (const media of Object.values(operation.requestBody?.content ?? {})) {

@@ -148,7 +148,13 @@ class Story {
       if (typeof value !== 'string') throw new Error(`${operation}: no value for {${name}}`);
       return encodeURIComponent(value);
     });
-    const url = call.query === undefined ? path : `${path}?${call.query}`;
+    const query =
+      call.query ??
+      (documented.parameters ?? [])
+        .filter((p) => p.in === 'query' && typeof p.example === 'string')
+        .map((p) => `${p.name}=${encodeURIComponent(String(p.example))}`)
+        .join('&');
+    const url = query === '' ? path : `${path}?${query}`;
     const answer = await harness.app.inject({
       method: method as 'GET',
       url,
@@ -249,7 +255,7 @@ describe('the documented examples', () => {
     });
     await send('GET /connections/{id}', { token: owner });
     await send('GET /connections', { token: owner });
-    await send('GET /usage', { token: owner, query: 'from=2026-11-01&to=2026-11-30' });
+    await send('GET /usage', { token: owner });
 
     // The vendor proposes, the owner consents, the vendor's poll gets the install key.
     const proposal = await send('POST /appdoc');
@@ -270,16 +276,15 @@ describe('the documented examples', () => {
     const worker = await newExecutor('calendar-worker');
     const opened = await send('POST /sessions', {
       token: key,
-      query: 'principal=ada',
       fill: (body) => ({ ...body, executor: executorSpec(worker) }),
     });
     const session = { id: String(opened.session) };
     const ada = String(opened.token);
-    await send('GET /sessions', { token: key, query: 'principal=ada' });
-    await send('GET /sessions/{id}/token', { token: key, params: session, query: 'principal=ada' });
+    await send('GET /sessions', { token: key });
+    await send('GET /sessions/{id}/token', { token: key, params: session });
     await send('POST /sessions/{id}/events', { token: ada, params: session });
     await send('GET /sessions/{id}/status', { token: ada, params: session });
-    await send('GET /sessions/{id}/events', { token: ada, params: session, query: 'from=1&to=2' });
+    await send('GET /sessions/{id}/events', { token: ada, params: session });
     const executorPath = `/sessions/${session.id}/executor/token`;
     const signed = await assertion(worker, `${harness.deps.baseUrl}${executorPath}`);
     const { token: executor } = (await send('GET /sessions/{id}/executor/token', {
@@ -323,7 +328,7 @@ describe('the documented examples', () => {
     // Sessions end; the owner reads the audit; everything is taken down.
     await send('POST /sessions/{id}/archive', { token: rotated, params: session });
     await send('GET /console/sessions/{id}/events', { token: owner, params: session });
-    const other = await send('POST /sessions', { token: rotated, query: 'principal=ada' });
+    const other = await send('POST /sessions', { token: rotated });
     await send('POST /console/sessions/{id}/archive', {
       token: owner,
       params: { id: String(other.session) },
