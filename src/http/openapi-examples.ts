@@ -7,7 +7,7 @@
  * executor `calendar-worker`, ada sends a message, the executor claims a call.
  *
  * Each example works as written against a fresh service once the ids and credentials the
- * story made are put in (test/http/openapi-examples.test.ts sends every one and expects a
+ * story made are put in (test/http/openapi-story.test.ts sends every one and expects a
  * 2xx); the answer examples are in `openapi-answers.ts`.
  */
 
