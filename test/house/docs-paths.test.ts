@@ -38,7 +38,7 @@ function documents(files: readonly string[]): string[] {
 }
 
 /** The file names a Markdown text names: code spans that look like paths, and link targets. */
-export function namedPaths(markdown: string): string[] {
+function namedPaths(markdown: string): string[] {
   const named: string[] = [];
   for (const [, span = ''] of markdown.matchAll(/`([^`\n]+)`/g)) {
     // `src/storage/redis/cluster*.test.ts`, `<file>-appended`: patterns, not files.

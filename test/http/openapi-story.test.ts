@@ -38,10 +38,8 @@ afterAll(async () => {
 interface Call {
   readonly token?: string | null;
   readonly params?: Readonly<Record<string, string>>;
-  readonly query?: string;
   /** Changes to the documented example before it is sent (ids the story made). */
   readonly fill?: (example: Json) => unknown;
-  readonly headers?: Readonly<Record<string, string>>;
 }
 
 /** Sends operations as documented, records which were sent, checks each answer. */
@@ -67,18 +65,15 @@ class Story {
       if (typeof value !== 'string') throw new Error(`${operation}: no value for {${name}}`);
       return encodeURIComponent(value);
     });
-    const query =
-      call.query ??
-      (documented.parameters ?? [])
-        .filter((p) => p.in === 'query' && typeof p.example === 'string')
-        .map((p) => `${p.name}=${encodeURIComponent(String(p.example))}`)
-        .join('&');
+    const query = (documented.parameters ?? [])
+      .filter((p) => p.in === 'query' && typeof p.example === 'string')
+      .map((p) => `${p.name}=${encodeURIComponent(String(p.example))}`)
+      .join('&');
     const url = query === '' ? path : `${path}?${query}`;
     const answer = await harness.app.inject({
       method: method as 'GET',
       url,
       headers: {
-        ...call.headers,
         ...(call.token == null ? {} : { authorization: `Bearer ${call.token}` }),
         ...(body === undefined ? {} : { 'content-type': 'application/json' }),
       },
