@@ -15,7 +15,7 @@
  * operations reach.
  */
 import { ANSWER_EXAMPLES, INLINE_EXAMPLES } from './openapi-answers.ts';
-import { PROBLEM_EXAMPLES } from './openapi-problems.ts';
+import { plainProblem } from './openapi-problems.ts';
 import {
   EXAMPLE_INSTALL,
   EXAMPLE_REQUEST,
@@ -102,6 +102,11 @@ function pathExample(path: string, name: string): string | undefined {
   return undefined;
 }
 
+/** `path` with each parameter given its example. */
+function concrete(path: string): string {
+  return path.replace(/\{(\w+)\}/g, (whole, name: string) => pathExample(path, name) ?? whole);
+}
+
 function addExamples(paths: Json, schemas: Json): void {
   for (const [path, method, operation] of operations(paths)) {
     for (const parameter of operation.parameters ?? []) {
@@ -123,7 +128,7 @@ function addExamples(paths: Json, schemas: Json): void {
         const name = componentOf(media.schema);
         const example =
           inline ??
-          (name === 'Problem' ? PROBLEM_EXAMPLES[status] : undefined) ??
+          (name === 'Problem' ? plainProblem(status, concrete(path)) : undefined) ??
           (name === undefined ? undefined : ANSWER_EXAMPLES[name]);
         if (example !== undefined) media.example ??= example;
       }
