@@ -44,8 +44,19 @@ export async function registerOpenApi(app: FastifyInstance, baseUrl: string): Pr
       servers: [{ url: baseUrl }],
       components: {
         securitySchemes: {
-          installKey: { type: 'http', scheme: 'bearer', description: 'An install key `ik_…`.' },
-          sessionToken: { type: 'http', scheme: 'bearer', bearerFormat: 'JWT' },
+          installKey: {
+            type: 'http',
+            scheme: 'bearer',
+            description:
+              'An install key `ik_…`: the vendor’s poll (`POST /consent/token`) answers it once the owner consented; `POST /installs/{id}/key` rotates it.',
+          },
+          sessionToken: {
+            type: 'http',
+            scheme: 'bearer',
+            bearerFormat: 'JWT',
+            description:
+              'A session token: from `POST /sessions` or `GET /sessions/{id}/token` (install key), `POST /console/sessions/{id}/token` (console token) or `GET /sessions/{id}/executor/token` (executor). It lives an hour.',
+          },
           executorAssertion: {
             type: 'http',
             scheme: 'bearer',
@@ -53,9 +64,25 @@ export async function registerOpenApi(app: FastifyInstance, baseUrl: string): Pr
             description:
               'A JWT the executor signs with the key registered at session open: `iss` its name, `aud` the URL it is sent to, `exp` at most 5 minutes ahead, a `jti` used once.',
           },
-          consoleToken: { type: 'http', scheme: 'bearer', bearerFormat: 'JWT' },
-          pollSecret: { type: 'http', scheme: 'bearer', description: 'A poll secret `ps_…`.' },
-          operatorToken: { type: 'http', scheme: 'bearer' },
+          consoleToken: {
+            type: 'http',
+            scheme: 'bearer',
+            bearerFormat: 'JWT',
+            description:
+              'A console token for one user on one tenant, from `POST /console/token`. It lives an hour.',
+          },
+          pollSecret: {
+            type: 'http',
+            scheme: 'bearer',
+            description:
+              'A poll secret `ps_…`, answered once with a proposal (`POST /appdoc`, `POST /installs/{id}/proposals`).',
+          },
+          operatorToken: {
+            type: 'http',
+            scheme: 'bearer',
+            description:
+              'The operator token: printed once at the first start (or `OPERATOR_TOKEN`). With it `POST /console/token` mints a console token for any user and tenant, while no identity provider is configured or `OPERATOR_GRANT=on`.',
+          },
           metricsToken: {
             type: 'http',
             scheme: 'bearer',
