@@ -14,6 +14,7 @@
  * (record body schemas that serve validation only); the document keeps those its
  * operations reach.
  */
+import { STATUS_CODES } from 'node:http';
 import { ANSWER_EXAMPLES, INLINE_EXAMPLES } from './openapi-answers.ts';
 import { plainProblem } from './openapi-problems.ts';
 import {
@@ -39,7 +40,7 @@ interface Parameter {
 interface Operation {
   parameters?: Parameter[];
   requestBody?: { content?: Record<string, Media> };
-  responses?: Record<string, { content?: Record<string, Media> }>;
+  responses?: Record<string, { description?: string; content?: Record<string, Media> }>;
 }
 
 const PREFIX = '#/components/schemas/';
@@ -102,6 +103,22 @@ function pathExample(path: string, name: string): string | undefined {
   return undefined;
 }
 
+/** What @fastify/swagger says of an answer whose route gives no description. */
+const GENERATED_DESCRIPTION = 'Default Response';
+
+/** An answer's description: what its body's component says, else the status phrase. */
+function answerDescription(
+  status: string,
+  content: Record<string, Media> | undefined,
+  schemas: Json,
+): string {
+  const name = componentOf(Object.values(content ?? {})[0]?.schema);
+  const described = name === undefined ? undefined : (schemas[name] as Json | undefined);
+  return typeof described?.description === 'string'
+    ? described.description
+    : (STATUS_CODES[Number(status)] ?? 'Answer');
+}
+
 /** `path` with each parameter given its example. */
 function concrete(path: string): string {
   return path.replace(/\{(\w+)\}/g, (whole, name: string) => pathExample(path, name) ?? whole);
@@ -123,6 +140,8 @@ function addExamples(paths: Json, schemas: Json): void {
       if (name !== undefined && name in REQUEST_EXAMPLES) media.example ??= REQUEST_EXAMPLES[name];
     }
     for (const [status, response] of Object.entries(operation.responses ?? {})) {
+      if (response.description === GENERATED_DESCRIPTION)
+        response.description = answerDescription(status, response.content, schemas);
       for (const [type, media] of Object.entries(response.content ?? {})) {
         const inline = INLINE_EXAMPLES[`${method.toUpperCase()} ${path} ${status} ${type}`];
         const name = componentOf(media.schema);
