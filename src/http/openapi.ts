@@ -11,6 +11,7 @@ import {
   type ZodTypeProvider,
 } from 'fastify-type-provider-zod';
 import { z } from 'zod';
+import { tidyDocument } from './openapi-tidy.ts';
 
 /** The routes of the reference page, which carry no API schema of their own. */
 export const REFERENCE_ROUTES = ['/docs', '/docs/', '/docs/js/scalar.js'] as const;
@@ -43,18 +44,45 @@ export async function registerOpenApi(app: FastifyInstance, baseUrl: string): Pr
       servers: [{ url: baseUrl }],
       components: {
         securitySchemes: {
-          installKey: { type: 'http', scheme: 'bearer', description: 'An install key `ik_…`.' },
-          sessionToken: { type: 'http', scheme: 'bearer', bearerFormat: 'JWT' },
+          installKey: {
+            type: 'http',
+            scheme: 'bearer',
+            description:
+              'An install key `ik_…`: the vendor’s poll (`POST /consent/token`) answers it once the owner consented; `POST /installs/{id}/key` rotates it.',
+          },
+          sessionToken: {
+            type: 'http',
+            scheme: 'bearer',
+            bearerFormat: 'JWT',
+            description:
+              'A session token: from `POST /sessions` or `GET /sessions/{id}/token` (install key), `POST /console/sessions/{id}/token` (console token) or `GET /sessions/{id}/executor/token` (executor). It lives an hour.',
+          },
           executorAssertion: {
             type: 'http',
             scheme: 'bearer',
             bearerFormat: 'JWT',
             description:
-              'A JWT the executor signs with the key registered at session open (decisions row 65).',
+              'A JWT the executor signs with the key registered at session open: `iss` its name, `aud` the URL it is sent to, `exp` at most 5 minutes ahead, a `jti` used once.',
           },
-          consoleToken: { type: 'http', scheme: 'bearer', bearerFormat: 'JWT' },
-          pollSecret: { type: 'http', scheme: 'bearer', description: 'A poll secret `ps_…`.' },
-          operatorToken: { type: 'http', scheme: 'bearer' },
+          consoleToken: {
+            type: 'http',
+            scheme: 'bearer',
+            bearerFormat: 'JWT',
+            description:
+              'A console token for one user on one tenant, from `POST /console/token`. It lives an hour.',
+          },
+          pollSecret: {
+            type: 'http',
+            scheme: 'bearer',
+            description:
+              'A poll secret `ps_…`, answered once with a proposal (`POST /appdoc`, `POST /installs/{id}/proposals`).',
+          },
+          operatorToken: {
+            type: 'http',
+            scheme: 'bearer',
+            description:
+              'The operator token: printed once at the first start (or `OPERATOR_TOKEN`). With it `POST /console/token` mints a console token for any user and tenant, while no identity provider is configured or `OPERATOR_GRANT=on`.',
+          },
           metricsToken: {
             type: 'http',
             scheme: 'bearer',
@@ -65,7 +93,10 @@ export async function registerOpenApi(app: FastifyInstance, baseUrl: string): Pr
     },
     transform: jsonSchemaTransform,
     transformObject: (input) => {
-      const document = jsonSchemaTransformObject(input) as { paths?: Record<string, unknown> };
+      const document = jsonSchemaTransformObject(input) as {
+        paths?: Record<string, unknown>;
+        components?: { schemas?: Record<string, unknown> };
+      };
       // The reference page's own routes are served too: list them, so the document names
       // exactly what the server answers.
       document.paths = {
@@ -85,7 +116,7 @@ export async function registerOpenApi(app: FastifyInstance, baseUrl: string): Pr
         },
         '/docs': htmlPage,
       };
-      return document as ReturnType<typeof jsonSchemaTransformObject>;
+      return tidyDocument(document) as ReturnType<typeof jsonSchemaTransformObject>;
     },
   });
 }

@@ -34,7 +34,7 @@ export const StreamId = z
   .string()
   .regex(STREAM_ID, { error: 'must be 72 hex characters' })
   .toLowerCase()
-  .meta({ id: 'StreamId', description: 'A session id: 72 hex characters (2.1).' });
+  .meta({ id: 'StreamId', description: 'A session id: 72 hex characters.' });
 export type StreamId = z.infer<typeof StreamId>;
 
 /**
@@ -111,7 +111,7 @@ export type WriteOutcome = z.infer<typeof WriteOutcome>;
 /** 2.16: the answer of a put. */
 export const WriteAnswer = z
   .object({ outcome: WriteOutcome })
-  .meta({ id: 'WriteAnswer', description: 'What a put did (2.16).' });
+  .meta({ id: 'WriteAnswer', description: 'What a put did.' });
 export type WriteAnswer = z.infer<typeof WriteAnswer>;
 
 /** The digits of an integer in a query string, sign allowed so `-1` is refused by its bound. */

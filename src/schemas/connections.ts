@@ -23,7 +23,8 @@ export const ConnectionAuth = z
   })
   .meta({
     id: 'ConnectionAuth',
-    description: 'How the service authenticates to a connection (decisions row 41).',
+    description:
+      'How the service authenticates to a connection: `none`, a tenant secret sent as a bearer, or OAuth. No token is ever shown.',
   });
 export type ConnectionAuth = z.infer<typeof ConnectionAuth>;
 
@@ -42,12 +43,14 @@ export type CatalogTool = z.infer<typeof CatalogTool>;
 export const Catalog = z
   .object({
     tools: z.array(CatalogTool),
-    digest: Sha256Hex.describe('Digest of the tool list; session start compares it (row 47).'),
+    digest: Sha256Hex.describe(
+      'Digest of the tool list; opening a session compares it with the live catalog and answers 409 `catalog_changed` when they differ.',
+    ),
     captured: Millis.describe('When the catalog was discovered, Unix ms.'),
   })
   .meta({
     id: 'Catalog',
-    description: "A connection's tools, discovered live (decisions row 42).",
+    description: "A connection's tools, as its MCP server listed them when it was linked.",
   });
 export type Catalog = z.infer<typeof Catalog>;
 
@@ -66,7 +69,7 @@ export const Connection = z
     state: ConnectionState,
     timeout: ToolTimeout,
   })
-  .meta({ id: 'Connection', description: 'A linked MCP server (2.12).' });
+  .meta({ id: 'Connection', description: 'A linked MCP server.' });
 export type Connection = z.infer<typeof Connection>;
 
 /** Decisions row 79: `GET /connections`, the tenant's connections by name. */
@@ -95,7 +98,7 @@ export const PutConnectionBody = z
       .describe('Where the browser goes after authorization; its origin must be allowlisted.'),
     timeout: ToolTimeout.default(null),
   })
-  .meta({ id: 'PutConnectionBody', description: 'What a tenant owner links (4.3).' });
+  .meta({ id: 'PutConnectionBody', description: 'What a tenant owner links.' });
 export type PutConnectionBody = z.infer<typeof PutConnectionBody>;
 
 /** 4.3: the connection as linked, the outcome and, when needed, the URL to authorize at. */
@@ -105,7 +108,7 @@ export const PutConnectionAnswer = z
     outcome: WriteOutcome,
     authorize: z.url().optional().describe('Present when the server demands authorization.'),
   })
-  .meta({ id: 'PutConnectionAnswer', description: 'The answer to a connection put (4.3).' });
+  .meta({ id: 'PutConnectionAnswer', description: 'The answer to a connection put.' });
 export type PutConnectionAnswer = z.infer<typeof PutConnectionAnswer>;
 
 /** Decisions row 43: `POST /connections/{id}/authorize`, a fresh URL. */

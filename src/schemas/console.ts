@@ -19,13 +19,13 @@ export const PutSecretBody = z
       .min(1, { error: 'must not be empty' })
       .max(64 * 1024, { error: 'must be at most 65536 characters' }),
   })
-  .meta({ id: 'PutSecretBody', description: 'A secret value to hold (decisions row 55).' });
+  .meta({ id: 'PutSecretBody', description: 'A secret value to hold; it is never served back.' });
 export type PutSecretBody = z.infer<typeof PutSecretBody>;
 
 /** Decisions row 55: a secret as listed; never its value. */
 export const SecretRow = z
   .object({ name: ResourceName, created: Millis, updated: Millis })
-  .meta({ id: 'SecretRow', description: 'A secret the tenant holds, without its value (2.14).' });
+  .meta({ id: 'SecretRow', description: 'A secret the tenant holds, without its value.' });
 export type SecretRow = z.infer<typeof SecretRow>;
 
 /** Decisions row 55: `GET /secrets`. */
@@ -75,7 +75,7 @@ export const UsageRow = z
       .describe('Model key (`<provider>[/<model>]`) to tokens.'),
     tool_calls: z.record(z.string(), Count).describe('Model-visible tool name to calls.'),
   })
-  .meta({ id: 'UsageRow', description: 'One tenant, one UTC checkpoint day (2.15).' });
+  .meta({ id: 'UsageRow', description: 'One tenant, one UTC checkpoint day.' });
 export type UsageRow = z.infer<typeof UsageRow>;
 
 /** 4.3 `GET /usage` answer: days with no usage have no row. */
@@ -111,7 +111,7 @@ export type TenantId = z.infer<typeof TenantId>;
 /** Decisions row 74: `GET /console/memberships`. */
 export const Memberships = z
   .array(z.object({ tenant: TenantId, role: Role }))
-  .meta({ id: 'Memberships', description: "The caller's tenants and roles (decisions row 74)." });
+  .meta({ id: 'Memberships', description: "The caller's tenants and its role in each." });
 export type Memberships = z.infer<typeof Memberships>;
 
 /** Decisions row 74: `PUT /console/tenant` body; the caller stays owner. */
@@ -126,7 +126,10 @@ export const PutTenantBody = z
       .max(1000)
       .optional(),
   })
-  .meta({ id: 'PutTenantBody', description: 'Creates or renames the tenant (decisions row 74).' });
+  .meta({
+    id: 'PutTenantBody',
+    description: 'Creates the tenant, or renames it; the caller is and stays its owner.',
+  });
 export type PutTenantBody = z.infer<typeof PutTenantBody>;
 
 /**
@@ -149,25 +152,27 @@ export const ConsoleTokenBody = z
   )
   .meta({
     id: 'ConsoleTokenBody',
-    description: 'How a console token is asked for (decisions row 73).',
+    description:
+      'How a console token is asked for: an OpenID Connect ID token (`subject_token`) for a tenant or, with the operator token as bearer, a user for a tenant.',
   });
 export type ConsoleTokenBody = z.infer<typeof ConsoleTokenBody>;
 
 /** Decisions row 73: a console token for one (user, tenant). */
 export const ConsoleTokenAnswer = z
   .object({ token: z.string(), expires: Millis, user: User })
-  .meta({ id: 'ConsoleTokenAnswer', description: 'A console token (decisions row 73).' });
+  .meta({ id: 'ConsoleTokenAnswer', description: 'A console token for one user on one tenant.' });
 export type ConsoleTokenAnswer = z.infer<typeof ConsoleTokenAnswer>;
 
 /** Decisions row 76: `GET /installs`, composed documents by page. */
-export const InstallList = z
-  .object({ items: z.array(ComposedDocument), next: Next })
-  .meta({ id: 'InstallList', description: "The tenant's installs (decisions row 76)." });
+export const InstallList = z.object({ items: z.array(ComposedDocument), next: Next }).meta({
+  id: 'InstallList',
+  description: "The tenant's installs as composed documents, by page.",
+});
 export type InstallList = z.infer<typeof InstallList>;
 
 /** Decisions row 77: a rotated install key, shown once. */
 export const InstallKeyAnswer = z.object({ key: z.string() }).meta({
   id: 'InstallKeyAnswer',
-  description: 'A new install key, shown once (decisions row 77).',
+  description: 'A new install key, shown once; the previous key stops working.',
 });
 export type InstallKeyAnswer = z.infer<typeof InstallKeyAnswer>;

@@ -61,7 +61,7 @@ export type ExecutorSpec = z.infer<typeof ExecutorSpec>;
 /** 4.2: the record the caller commits to perform, an invoke.allowed addressed to it. */
 export const ClaimBody = z
   .object({ cause: Cursor.describe('Cursor of the invoke.allowed record to perform.') })
-  .meta({ id: 'ClaimBody', description: 'What an executor claims (4.2).' });
+  .meta({ id: 'ClaimBody', description: 'What an executor claims.' });
 export type ClaimBody = z.infer<typeof ClaimBody>;
 
 /** 3.4: first claim, a repeat with no completion behind it, or already answered. */
@@ -78,5 +78,5 @@ export const ClaimAnswer = z
       .describe('The grant JWT bound to the cause; null when completed.'),
     expires: Millis.nullable().describe('When the grant lapses, Unix ms; null when completed.'),
   })
-  .meta({ id: 'ClaimAnswer', description: 'The answer to a claim (2.17).' });
+  .meta({ id: 'ClaimAnswer', description: 'The answer to a claim.' });
 export type ClaimAnswer = z.infer<typeof ClaimAnswer>;

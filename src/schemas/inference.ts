@@ -24,7 +24,7 @@ export const Retry = z
       .max(INFERENCE_BOUNDS.attemptsMax, { error: 'must be 1 to 10' }),
     backoff: boundedDuration(BACKOFF_BOUNDS),
   })
-  .meta({ id: 'Retry', description: 'How a failed inference is retried (2.13).' });
+  .meta({ id: 'Retry', description: 'How a failed inference is retried.' });
 export type Retry = z.infer<typeof Retry>;
 
 const simulatedShape = {
@@ -46,7 +46,8 @@ const simulatedShape = {
 /** Decisions row 91: the deterministic provider, the only one in v1. */
 export const SimulatedInference = z.object(simulatedShape).meta({
   id: 'SimulatedInference',
-  description: 'The deterministic simulated provider (decisions row 91).',
+  description:
+    'The deterministic simulated provider: it answers the last user message (`/call <tool> <json>` calls a tool, `/fail <n>` fails n attempts, `/slow <ms>` answers late, anything else is echoed).',
 });
 export type SimulatedInference = z.infer<typeof SimulatedInference>;
 
@@ -59,7 +60,7 @@ export const InferenceOption = z
   .discriminatedUnion('provider', [SimulatedInference], { error: providerError })
   .meta({
     id: 'InferenceOption',
-    description: 'An inference option, one shape per provider (2.13).',
+    description: 'An inference option, one shape per provider.',
   });
 export type InferenceOption = z.infer<typeof InferenceOption>;
 
@@ -70,7 +71,7 @@ export const InferenceRead = z
   ])
   .meta({
     id: 'InferenceRead',
-    description: 'An inference option with its name (decisions row 79).',
+    description: 'An inference option with its name and when it was created and last updated.',
   });
 export type InferenceRead = z.infer<typeof InferenceRead>;
 

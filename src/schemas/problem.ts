@@ -54,7 +54,7 @@ const problemShape = {
 /** Decisions row 82: the body of every error answer (`application/problem+json`). */
 export const Problem = z.object(problemShape).meta({
   id: 'Problem',
-  description: 'An RFC 9457 problem with a stable `code` (decisions row 82).',
+  description: 'An RFC 9457 problem with a stable `code`.',
 });
 export type Problem = z.infer<typeof Problem>;
 
@@ -70,7 +70,7 @@ function problemWith<T extends z.core.$ZodLooseShape>(
 /** 2.18: `DELETE /secrets/{id}` refused while options or connections still name the secret. */
 export const SecretInUseProblem = problemWith(
   'SecretInUseProblem',
-  'The secret is still referenced (2.18).',
+  'The secret is still referenced.',
   {
     connections: z.array(z.string()).describe('Connections that send the secret.'),
     inferences: z.array(z.string()).describe('Inference options that name the secret.'),
@@ -84,7 +84,7 @@ export type SecretInUseProblem = z.infer<typeof SecretInUseProblem>;
  */
 export const InUseByInstallsProblem = problemWith(
   'InUseByInstallsProblem',
-  'Installs still reference the resource (2.18, decisions row 78).',
+  'Installs still reference the resource; `installs` names them.',
   { installs: z.array(OpaqueId).describe('The installs that reference it.') },
 );
 export type InUseByInstallsProblem = z.infer<typeof InUseByInstallsProblem>;
@@ -92,7 +92,7 @@ export type InUseByInstallsProblem = z.infer<typeof InUseByInstallsProblem>;
 /** Decisions row 85: the write filter refused a record; the batch landed nothing. */
 export const FilterRefusedProblem = problemWith(
   'FilterRefusedProblem',
-  'The write filter refused a record of the batch (decisions row 85).',
+  'The write filter refused a record of the batch; nothing of the batch landed.',
   {
     index: z.int().min(0).describe('Index of the refused record in the batch.'),
     kind: Kind,
@@ -104,7 +104,7 @@ export type FilterRefusedProblem = z.infer<typeof FilterRefusedProblem>;
 /** Decisions row 92: a request consented to again. */
 export const AlreadyGrantedProblem = problemWith(
   'AlreadyGrantedProblem',
-  'The request was granted already (decisions row 92).',
+  'The request was granted already; `install` is the install the grant created or kept.',
   { install: OpaqueId.describe('The install the grant created or kept.') },
 );
 export type AlreadyGrantedProblem = z.infer<typeof AlreadyGrantedProblem>;
@@ -112,7 +112,7 @@ export type AlreadyGrantedProblem = z.infer<typeof AlreadyGrantedProblem>;
 /** Decisions row 47: a connected MCP catalog differs from the one kept at link time. */
 export const CatalogChangedProblem = problemWith(
   'CatalogChangedProblem',
-  'A connected MCP catalog changed since it was linked (decisions row 47).',
+  'A connected MCP catalog changed since it was linked; the session does not open.',
   { connections: z.array(z.string()).describe('Connections whose catalog changed.') },
 );
 export type CatalogChangedProblem = z.infer<typeof CatalogChangedProblem>;
@@ -132,7 +132,7 @@ export type PollError = z.infer<typeof PollError>;
 /** Decisions row 30: a 400 to a poll; `slow_down` carries the raised interval. */
 export const PollProblem = problemWith(
   'PollProblem',
-  'Why a poll has no receipt yet (decisions row 30).',
+  'Why a poll has no receipt yet (`authorization_pending`; `slow_down`: poll at `interval` from now on) or never will (`expired_token`; `access_denied`: an owner declined).',
   {
     error: PollError,
     interval: Millis.optional().describe(

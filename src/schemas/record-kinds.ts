@@ -194,7 +194,7 @@ export const CompactionCompletedBody = z
     tokens_before: Count,
     tokens_after: Count,
     usage: Usage,
-    model: z.string().default('simulated').describe('Model key of the summarising model (row 52).'),
+    model: z.string().default('simulated').describe('Model key of the summarising model.'),
   })
   .meta({ id: 'CompactionCompletedBody', description: 'Body of compaction.completed@1.' });
 export type CompactionCompletedBody = z.infer<typeof CompactionCompletedBody>;

@@ -32,7 +32,7 @@ export const KindVersion = z
 /** 2.2, §9.2: a record kind, name and version as one unit. */
 export const Kind = z
   .object({ name: KindName, version: KindVersion })
-  .meta({ id: 'Kind', description: 'A record kind: name and version form one unit (9.2).' });
+  .meta({ id: 'Kind', description: 'A record kind: name and version form one unit.' });
 export type Kind = z.infer<typeof Kind>;
 
 /** 2.2: the envelope stamped at intake; the only surface the write filter reads. */
@@ -44,13 +44,13 @@ export const Envelope = z
       .string()
       .nullable()
       .describe(
-        'Idempotency slot (decisions row 8): `<idk>:<i>`, `call:<cause>`, `claim:<cause>:<n>`, `svc:…`.',
+        'Idempotency slot: `<idk>:<i>` for record i of a client batch under token key idk, `call:<cause>` for a call’s completion, `claim:<cause>:<n>` for the n-th claim of a call, `svc:…` for the service’s own records; null when none.',
       ),
     kind: Kind,
     producer: z
       .string()
       .describe('`principal:<n>`, `console:<user>`, `executor:<n>` or `service:<component>`.'),
-    size: z.int32().min(0).describe('Bytes of the stored canonical-JSON body (decisions row 12).'),
+    size: z.int32().min(0).describe('Bytes of the body as stored, in canonical JSON (RFC 8785).'),
     stream: StreamId,
     to: z
       .string()
@@ -59,13 +59,13 @@ export const Envelope = z
         'The recipient of an addressed record (`executor:<n>`, `connection:<c>`); null is public.',
       ),
   })
-  .meta({ id: 'Envelope', description: 'The envelope stamped on a landed record (2.2).' });
+  .meta({ id: 'Envelope', description: 'The envelope stamped on a landed record.' });
 export type Envelope = z.infer<typeof Envelope>;
 
 /** 2.3: a landed record; `body` is opaque here, its kind's schema reads it. */
 export const LandedRecord = z
   .object({ envelope: Envelope, body: z.unknown() })
-  .meta({ id: 'LandedRecord', description: 'A landed record: its envelope and body (2.3).' });
+  .meta({ id: 'LandedRecord', description: 'A landed record: its envelope and body.' });
 export type LandedRecord = z.infer<typeof LandedRecord>;
 
 /**
@@ -87,7 +87,7 @@ export const OfferedRecord = z
           : undefined,
     },
   )
-  .meta({ id: 'OfferedRecord', description: 'A record as a client offers it (2.4).' });
+  .meta({ id: 'OfferedRecord', description: 'A record as a client offers it.' });
 export type OfferedRecord = z.infer<typeof OfferedRecord>;
 
 /** 4.2 append body: one atomic batch. The record count bound is the intake's 413 (row 87). */
@@ -132,7 +132,8 @@ export const TailError = z
   })
   .meta({
     id: 'TailError',
-    description: 'The reason on an `Err` line of a tail (decisions row 67).',
+    description:
+      'The reason on an `Err` line of a tail (`reader_lagging`, `token_expired`, `read_failed`, …) and the cursor to tail again from.',
   });
 export type TailError = z.infer<typeof TailError>;
 

@@ -60,7 +60,7 @@ export const SamplingParams = z
       .nullable()
       .optional(),
   })
-  .meta({ id: 'SamplingParams', description: 'Sampling settings of a session (4.1).' });
+  .meta({ id: 'SamplingParams', description: 'Sampling settings of a session.' });
 export type SamplingParams = z.infer<typeof SamplingParams>;
 
 /** 4.1 `POST /sessions` body; every member optional. An absent body reads as `{}`. */
@@ -82,7 +82,7 @@ export const OpenSessionBody = z
       .default(DEFAULT_ROUNDS)
       .describe('Most model rounds per turn, 1 to 128.'),
   })
-  .meta({ id: 'OpenSessionBody', description: 'What a session opens with (4.1).' });
+  .meta({ id: 'OpenSessionBody', description: 'What a session opens with.' });
 export type OpenSessionBody = z.infer<typeof OpenSessionBody>;
 
 /**
@@ -100,9 +100,9 @@ export const SessionAnswer = z
   .object({
     session: StreamId,
     token: z.string(),
-    expires: Millis.describe('When the token lapses, Unix ms (decisions row 31).'),
+    expires: Millis.describe('When the token lapses, Unix ms: an hour after it was minted.'),
   })
-  .meta({ id: 'SessionAnswer', description: 'A session and a token that attaches to it (2.9).' });
+  .meta({ id: 'SessionAnswer', description: 'A session and a token that attaches to it.' });
 export type SessionAnswer = z.infer<typeof SessionAnswer>;
 
 /** Decisions row 35 and part C: the phase of the live turn. */
@@ -129,7 +129,11 @@ export const LiveStatus = z
       )
       .describe('Calls awaiting completion.'),
   })
-  .meta({ id: 'LiveStatus', description: 'The active turn of a session (decisions row 34).' });
+  .meta({
+    id: 'LiveStatus',
+    description:
+      'What the session’s turn is doing now: its phase, round and the calls it waits for.',
+  });
 export type LiveStatus = z.infer<typeof LiveStatus>;
 
 /** 2.10: the status of a session; `head` is the last landed cursor (row 36). */
@@ -140,7 +144,7 @@ export const SessionStatus = z
     id: StreamId,
     live: LiveStatus,
   })
-  .meta({ id: 'SessionStatus', description: 'The status of a session (2.10).' });
+  .meta({ id: 'SessionStatus', description: 'The status of a session.' });
 export type SessionStatus = z.infer<typeof SessionStatus>;
 
 /** 2.11, decisions rows 37 and 38: one row of the session directory. */
@@ -151,13 +155,13 @@ export const DirectoryRow = z
     opened: Timestamp.describe('When the session opened, RFC 3339 UTC.'),
     subject: Sha256Hex.nullable().describe('SHA-256(install ‖ principal); null once erased.'),
   })
-  .meta({ id: 'DirectoryRow', description: 'A session directory row (2.11).' });
+  .meta({ id: 'DirectoryRow', description: 'A session directory row.' });
 export type DirectoryRow = z.infer<typeof DirectoryRow>;
 
 /** Decisions row 39: a directory page, newest first, continued by `next`. */
 export const DirectoryPage = z
   .object({ items: z.array(DirectoryRow), next: Next })
-  .meta({ id: 'DirectoryPage', description: 'One page of the session directory (4.1).' });
+  .meta({ id: 'DirectoryPage', description: 'One page of the session directory.' });
 export type DirectoryPage = z.infer<typeof DirectoryPage>;
 
 /** Decisions row 40: `limit` ≤0 is refused, above 200 is clamped, absent is 50. */
@@ -192,7 +196,7 @@ export type ConsoleSessionsQuery = z.infer<typeof ConsoleSessionsQuery>;
 /** Decisions row 75: a console directory row names the install too. */
 export const ConsoleDirectoryRow = DirectoryRow.extend({ install: OpaqueId }).meta({
   id: 'ConsoleDirectoryRow',
-  description: 'A session directory row with its install (decisions row 75).',
+  description: 'A session directory row with its install.',
 });
 export type ConsoleDirectoryRow = z.infer<typeof ConsoleDirectoryRow>;
 

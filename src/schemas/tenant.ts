@@ -28,7 +28,7 @@ export const ExtraTool = z
   })
   .meta({
     id: 'ExtraTool',
-    description: 'A tool the tenant brings from a linked connection (2.6).',
+    description: 'A tool the tenant brings from a linked connection.',
   });
 export type ExtraTool = z.infer<typeof ExtraTool>;
 
@@ -36,7 +36,7 @@ const Arg = z
   .string()
   .min(1, { error: 'must not be empty' })
   .max(256, { error: 'must be at most 256 characters' })
-  .describe('An input-schema property, dotted for nested ones (decisions row 26).');
+  .describe('An input-schema property, dotted for nested ones (`address.city`).');
 
 const Effect = z.enum(['allow', 'deny'], { error: orMissing('must be allow or deny') });
 
@@ -93,7 +93,7 @@ export const PolicyItem = z
   })
   .meta({
     id: 'PolicyItem',
-    description: 'One rule of a policy: allow or deny if `arg op operand` (2.6).',
+    description: 'One rule of a policy: allow or deny if `arg op operand`.',
   });
 export type PolicyItem = z.infer<typeof PolicyItem>;
 
@@ -121,7 +121,7 @@ export const Policy = z
       .default([])
       .describe('Args projected as evidence.'),
   })
-  .meta({ id: 'Policy', description: "The tenant's rules for one tool (2.6)." });
+  .meta({ id: 'Policy', description: "The tenant's rules for one tool." });
 export type Policy = z.infer<typeof Policy>;
 
 /** 2.6: the tenant config; absent lists add nothing and allow every tool. */
@@ -167,11 +167,11 @@ export const TenantConfig = z
       })
       .default([]),
   })
-  .meta({ id: 'TenantConfig', description: 'What a tenant owner lands at consent (2.6).' });
+  .meta({ id: 'TenantConfig', description: 'What a tenant owner lands at consent.' });
 export type TenantConfig = z.infer<typeof TenantConfig>;
 
 /** 4.3 `POST /consent/{request}` answer: the install the consent created or kept. */
 export const ConsentAnswer = z
   .object({ install: OpaqueId })
-  .meta({ id: 'ConsentAnswer', description: 'The install a consent created or kept (4.3).' });
+  .meta({ id: 'ConsentAnswer', description: 'The install a consent created or kept.' });
 export type ConsentAnswer = z.infer<typeof ConsentAnswer>;

@@ -69,7 +69,7 @@ export const VendorTool = z
     result_limit: ResultLimit.default(null),
     timeout: ToolTimeout.default(null),
   })
-  .meta({ id: 'VendorTool', description: 'A tool the vendor states (2.5).' });
+  .meta({ id: 'VendorTool', description: 'A tool the vendor states.' });
 export type VendorTool = z.infer<typeof VendorTool>;
 
 /** 2.5, decisions rows 19 to 22: the vendor document, bounds checked before storage. */
@@ -100,7 +100,7 @@ export const VendorDocument = z
         });
       }),
   })
-  .meta({ id: 'VendorDocument', description: 'The application document a vendor proposes (2.5).' });
+  .meta({ id: 'VendorDocument', description: 'The application document a vendor proposes.' });
 export type VendorDocument = z.infer<typeof VendorDocument>;
 
 /** 2.8, decisions row 29: what a vendor gets back for a proposal. */
@@ -113,7 +113,7 @@ export const ProposalAnswer = z
     expires: Millis.describe('When the proposal lapses, Unix ms (ten minutes on).'),
     interval: Millis.describe('The least wait between polls, in ms.'),
   })
-  .meta({ id: 'ProposalAnswer', description: 'The answer to a proposal (2.8).' });
+  .meta({ id: 'ProposalAnswer', description: 'The answer to a proposal.' });
 export type ProposalAnswer = z.infer<typeof ProposalAnswer>;
 
 /** Decisions row 28: the install a composed document belongs to. */
@@ -125,7 +125,11 @@ export const InstallInfo = z
     created: Millis,
     updated: Millis,
   })
-  .meta({ id: 'InstallInfo', description: 'An install (decisions row 28).' });
+  .meta({
+    id: 'InstallInfo',
+    description:
+      'An install: its id, its tenant, the hash of the vendor document it runs, and when it was created and last updated.',
+  });
 export type InstallInfo = z.infer<typeof InstallInfo>;
 
 /** 2.7: the composed document served to an install or the console. */
@@ -137,14 +141,15 @@ export const ComposedDocument = z
   })
   .meta({
     id: 'ComposedDocument',
-    description: 'The vendor document with the tenant config (2.7).',
+    description: 'The vendor document with the tenant config.',
   });
 export type ComposedDocument = z.infer<typeof ComposedDocument>;
 
 /** Decisions row 30: `POST /consent/token` body, sent with `Bearer <poll_secret>`. */
-export const PollBody = z
-  .object({ request: OpaqueId })
-  .meta({ id: 'PollBody', description: 'The proposal being polled (decisions row 30).' });
+export const PollBody = z.object({ request: OpaqueId }).meta({
+  id: 'PollBody',
+  description: 'The proposal being polled, sent with `Authorization: Bearer <poll_secret>`.',
+});
 export type PollBody = z.infer<typeof PollBody>;
 
 /** Decisions row 30: the receipt of a granted proposal; `key` is null for an update. */
@@ -161,7 +166,7 @@ export const PollAnswer = z
   .meta({
     id: 'PollAnswer',
     description:
-      'The receipt of a granted proposal, the same on every poll until it lapses (decisions row 30).',
+      'The receipt of a granted proposal: every poll answers the same receipt until the proposal lapses, after which the key is forgotten.',
   });
 export type PollAnswer = z.infer<typeof PollAnswer>;
 
@@ -179,7 +184,7 @@ export const ConsentRead = z
   })
   .meta({
     id: 'ConsentRead',
-    description: 'A proposal as the consent page reads it (decisions row 72).',
+    description: 'A proposal as the consent page reads it.',
   });
 export type ConsentRead = z.infer<typeof ConsentRead>;
 

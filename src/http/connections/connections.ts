@@ -96,7 +96,7 @@ export function connectionRoutes(app: FastifyInstance, deps: ConnectionRouteDeps
       schema: {
         summary: 'A connection with the catalog captured when last linked',
         description:
-          'Members. A linked OAuth connection whose tokens the server now refuses, and that cannot be refreshed, reads as `authorizing` (3.3); `POST /connections/{id}/authorize` gives the URL, bound to the browser that asks for it (an `authorize` URL read here finishes only in the browser that minted it).',
+          'Members. A linked OAuth connection whose tokens the server now refuses, and that cannot be refreshed, reads as `authorizing`; `POST /connections/{id}/authorize` gives the URL, bound to the browser that asks for it (an `authorize` URL read here finishes only in the browser that minted it).',
         tags: ['connections'],
         security,
         params: IdParams,
@@ -119,7 +119,7 @@ export function connectionRoutes(app: FastifyInstance, deps: ConnectionRouteDeps
     tag: 'connections',
     inUse: {
       description:
-        'Conflict. Installs still use the connection (`connection_in_use`, decisions row 78).',
+        'Conflict. Installs still use the connection (`connection_in_use`); `installs` names them.',
       schema: InUseByInstallsProblem,
     },
     remove: (tenant, connection) => connections.remove({ tenant, connection }),

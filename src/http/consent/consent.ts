@@ -95,7 +95,7 @@ export function consentRoutes(app: FastifyInstance, deps: ConsentDeps, flow: Pro
       schema: {
         summary: 'Read a proposal, or open the consent page',
         description:
-          'With `Accept: application/json` (or none), a member of the tenant reads the proposal (decisions row 72). A browser asking for `text/html` gets the consent page: the owner signs in there (OpenID Connect with `CONSOLE_OIDC_ISSUER`, else the operator token), sees which user consents for which tenant, and consents or declines through this API.',
+          'With `Accept: application/json` (or none), a member of the tenant reads the proposal. A browser asking for `text/html` gets the consent page: the owner signs in there (OpenID Connect with `CONSOLE_OIDC_ISSUER`, else the operator token), sees which user consents for which tenant, and consents or declines through this API.',
         tags: ['console'],
         security: [{ consoleToken: [] }, {}],
         params: RequestParams,
@@ -127,7 +127,7 @@ export function consentRoutes(app: FastifyInstance, deps: ConsentDeps, flow: Pro
       schema: {
         summary: 'Consent to a proposal',
         description:
-          "An owner lands the tenant config (2.6): it must fit the vendor's document and resolve under the tenant, every refusal naming the field. Consent creates the install and its key, or keeps an update's install and key.",
+          "An owner lands the tenant config: it must fit the vendor's document and resolve under the tenant, every refusal naming the field. Consent creates the install and its key, or keeps an update's install and key.",
         tags: ['console'],
         security: [{ consoleToken: [] }],
         params: RequestParams,

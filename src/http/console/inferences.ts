@@ -102,7 +102,7 @@ export function inferenceRoutes(app: FastifyInstance, deps: ConsoleAuthDeps): vo
     path: '/inferences',
     summary: 'Delete an inference option',
     description:
-      'Owner. Refused with the installs that select it (2.18) while any does; nothing is cascaded.',
+      'Owner. Refused with the installs that select it while any does; nothing is cascaded.',
     tag: 'inferences',
     inUse: {
       description: 'Conflict. Installs still select the option (`inference_in_use`).',

@@ -52,7 +52,7 @@ export function installRoutes(
       schema: {
         summary: "The tenant's installs",
         description:
-          'Composed documents by page; pass `next` back as `after` (decisions rows 39, 40, 76). The next page is also linked as `Link: <…>; rel="next"`.',
+          'Composed documents by page; pass `next` back as `after`. The next page is also linked as `Link: <…>; rel="next"`.',
         tags: ['console'],
         security: [{ consoleToken: [] }],
         querystring: ListQuery,
@@ -94,7 +94,7 @@ export function installRoutes(
       schema: {
         summary: "Replace the install's consent",
         description:
-          'The tenant config must fit the vendor document and resolve under the tenant; the vendor config is unchanged. Sessions opened afterward use it, open ones keep theirs (3.5).',
+          'The tenant config must fit the vendor document and resolve under the tenant; the vendor config is unchanged. Sessions opened afterward use it, open ones keep theirs.',
         tags: ['console'],
         security: [{ consoleToken: [] }],
         params: IdParams,
@@ -117,7 +117,7 @@ export function installRoutes(
       schema: {
         summary: 'Delete the install',
         description:
-          'Its key stops answering (the old key reads as gone, 404) and the install reads as gone (decisions row 76).',
+          'Its key stops answering (the old key reads as gone, 404) and the install reads as gone.',
         tags: ['console'],
         security: [{ consoleToken: [] }],
         params: IdParams,

@@ -36,7 +36,7 @@ const IdempotencyKey = z
   .regex(/^[\x21-\x7e]{1,255}$/, { error: 'must be 1 to 255 visible ASCII characters' })
   .optional()
   .describe(
-    'Scopes the token key to (token key, this value), so one token can write many batches, each idempotent on its own (decisions row 9).',
+    'Scopes the token key to (token key, this value), so one token can write many batches, each idempotent on its own.',
   );
 
 /** Headers are matched loosely: every other header stays as it came. */

@@ -50,7 +50,7 @@ export function openRoute(app: FastifyInstance, context: SessionContext): void {
       schema: {
         summary: 'Open a session for a principal',
         description:
-          'Pins the composed document the session runs under (3.5), checks every connected MCP catalog against the kept one, lands `session.opened` at cursor 1 and answers a token (1 h) that attaches to the session.',
+          'Pins the composed document the session runs under, checks every connected MCP catalog against the kept one, lands `session.opened` at cursor 1 and answers a token (1 h) that attaches to the session.',
         tags: ['sessions'],
         security: [{ installKey: [] }],
         querystring: PrincipalQuery,

@@ -47,7 +47,7 @@ export interface AuditDeps extends ConsoleAuthDeps {
 
 const AuditLine = z
   .object({ Ok: LandedRecord })
-  .meta({ id: 'AuditLine', description: 'One JSON line of the audit: key `Ok` (row 70).' });
+  .meta({ id: 'AuditLine', description: 'One JSON line of the audit: key `Ok`.' });
 
 const DESCRIPTION = `Console token. The session's records from cursor 1 to its head when the read began, as JSON lines (\`application/jsonstream\`), each \`{"Ok": record}\`.
 

@@ -42,7 +42,7 @@ export function appdocRoutes(app: FastifyInstance, deps: AppdocDeps, flow: Propo
       schema: {
         summary: 'Propose an app document',
         description:
-          'Lands a pending proposal that lives ten minutes and is deleted a retention period (`PROPOSAL_RETENTION`, a day) after it ends. Every refusal names the field and reason (decisions row 20). Two posts of one document are two requests. Open to anyone, so the body is at most `APPDOC_BODY_LIMIT` (256 KiB by default; 413 above it) and each address may post `APPDOC_RATE_LIMIT_PER_MINUTE` (10) a minute.',
+          'Lands a pending proposal that lives ten minutes and is deleted a retention period (`PROPOSAL_RETENTION`, a day) after it ends. Every refusal names the field and reason. Two posts of one document are two requests. Open to anyone, so the body is at most `APPDOC_BODY_LIMIT` (256 KiB by default; 413 above it) and each address may post `APPDOC_RATE_LIMIT_PER_MINUTE` (10) a minute.',
         tags: ['vendor'],
         security: [],
         body: VendorDocument,
@@ -75,7 +75,7 @@ export function appdocRoutes(app: FastifyInstance, deps: AppdocDeps, flow: Propo
       schema: {
         summary: 'Propose an update of the install',
         description:
-          "The install key must name the install. Consent replaces the vendor document and the tenant's consent; the install and its key are kept (decisions row 94).",
+          "The install key must name the install. Consent replaces the vendor document and the tenant's consent; the install and its key are kept.",
         tags: ['vendor'],
         security: [{ installKey: [] }],
         params: IdParams,
