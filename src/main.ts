@@ -47,7 +47,9 @@ async function main(): Promise<void> {
   }
 
   // Issue 15 item 6: off (no SDK loaded, nothing wrapped) unless OTEL_EXPORTER_OTLP_ENDPOINT.
-  const telemetry = await startTelemetry(config.telemetry);
+  const telemetry = await startTelemetry(config.telemetry, (message) => {
+    logger.warn(message);
+  });
   const opened = await openStores({
     dataDir: config.dataDir,
     databaseUrl: config.databaseUrl,

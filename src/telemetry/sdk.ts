@@ -8,7 +8,7 @@
  * The exporter reads the other standard `OTEL_EXPORTER_OTLP_*` variables itself (headers,
  * timeout, compression, certificates); the endpoint is the one `src/config.ts` parsed.
  */
-import { context, propagation, trace } from '@opentelemetry/api';
+import { context, diag, DiagLogLevel, propagation, trace } from '@opentelemetry/api';
 import { AsyncLocalStorageContextManager } from '@opentelemetry/context-async-hooks';
 import { OTLPTraceExporter } from '@opentelemetry/exporter-trace-otlp-http';
 import { resourceFromAttributes } from '@opentelemetry/resources';
@@ -26,8 +26,29 @@ export function tracesUrl(endpoint: string): string {
   return `${endpoint.replace(/\/+$/, '')}/v1/traces`;
 }
 
-/** Starts the provider, registers it globally with the context manager and propagator. */
-export function startSdk(settings: TelemetrySettings): Telemetry {
+/** How long a stop waits for the last spans to reach the collector, ms. */
+const FLUSH_MS = 3_000;
+
+/** The text of a failure the SDK reports: its message, never the objects it carries. */
+function describe(message: string, args: readonly unknown[]): string {
+  const cause = args.find((arg) => arg instanceof Error);
+  return cause === undefined ? message : `${message} ${cause.message}`;
+}
+
+/**
+ * Starts the provider, registers it globally with the context manager and propagator.
+ * The SDK's own warnings and errors (a collector that refuses or cannot be reached) go
+ * to `warn`: tracing never fails a request or a stop.
+ */
+export function startSdk(settings: TelemetrySettings, warn: (message: string) => void): Telemetry {
+  const report = (message: string, ...args: unknown[]): void => {
+    warn(`opentelemetry: ${describe(message, args)}`);
+  };
+  const ignore = (): void => undefined;
+  diag.setLogger(
+    { error: report, warn: report, info: ignore, debug: ignore, verbose: ignore },
+    DiagLogLevel.WARN,
+  );
   const contextManager = new AsyncLocalStorageContextManager().enable();
   context.setGlobalContextManager(contextManager);
   propagation.setGlobalPropagator(new TraceContextPropagator());
@@ -45,9 +66,20 @@ export function startSdk(settings: TelemetrySettings): Telemetry {
   trace.setGlobalTracerProvider(provider);
   return {
     tracer: provider.getTracer(SCOPE, manifest.version),
-    // Shutting down flushes: the batch still queued is exported before this resolves.
+    // Shutting down flushes the spans still queued; a collector that does not take them
+    // within FLUSH_MS does not hold the stop up any longer.
     shutdown: async () => {
-      await provider.shutdown();
+      const flushed = provider.shutdown().then(
+        () => true,
+        (error: unknown) => {
+          report('traces not flushed:', error);
+          return true;
+        },
+      );
+      const late = new Promise<boolean>((resolve) => {
+        setTimeout(resolve, FLUSH_MS, false).unref();
+      });
+      if (!(await Promise.race([flushed, late]))) report(`traces not flushed in ${FLUSH_MS} ms`);
       contextManager.disable();
     },
   };

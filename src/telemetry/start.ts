@@ -19,7 +19,10 @@ export interface TelemetrySettings {
 export interface Telemetry {
   /** The tracer spans are made with; undefined when tracing is off. */
   readonly tracer: Tracer | undefined;
-  /** Exports the spans still queued and stops the pipeline; call after the server drained. */
+  /**
+   * Exports the spans still queued and stops the pipeline; call after the server drained.
+   * Never rejects, and gives up on a collector that does not answer within 3 s.
+   */
   shutdown(): Promise<void>;
 }
 
@@ -31,10 +34,13 @@ export const NO_TELEMETRY: Telemetry = {
 
 /**
  * Starts tracing when `settings` name an endpoint, or answers `NO_TELEMETRY` without
- * importing the SDK.
+ * importing the SDK. `warn` hears what goes wrong on the way to the collector.
  */
-export async function startTelemetry(settings: TelemetrySettings | undefined): Promise<Telemetry> {
+export async function startTelemetry(
+  settings: TelemetrySettings | undefined,
+  warn: (message: string) => void,
+): Promise<Telemetry> {
   if (settings === undefined) return NO_TELEMETRY;
   const { startSdk } = await import('./sdk.ts');
-  return startSdk(settings);
+  return startSdk(settings, warn);
 }
