@@ -16,6 +16,7 @@ import { NO_TELEMETRY, startTelemetry } from '../../src/telemetry/start.ts';
 import { fetched, PublicFlow } from '../support/flow.ts';
 import { TurnClient } from '../turns/turn-client.ts';
 import { startService, type ServiceProcess } from '../support/service-process.ts';
+import { TEST_DATABASE_URL, TEST_REDIS_URL } from '../support/services.ts';
 
 const HOOK = path.resolve(import.meta.dirname, '../support/otel-loads.ts');
 const OPERATOR_TOKEN = randomBytes(32).toString('base64url');
@@ -25,6 +26,22 @@ const SDK = [
   '@opentelemetry/exporter-trace-otlp-http',
   '@opentelemetry/context-async-hooks',
   '@opentelemetry/resources',
+];
+
+/** Where the stores live, and the `db.system.name` of the log and control stores there. */
+const DEPLOYMENTS: readonly {
+  name: string;
+  env: Record<string, string>;
+  log: string;
+  control: string;
+}[] = [
+  { name: 'embedded', env: {}, log: 'sqlite', control: 'sqlite' },
+  {
+    name: 'PostgreSQL and Redis',
+    env: { DATABASE_URL: TEST_DATABASE_URL, REDIS_URL: TEST_REDIS_URL },
+    log: 'redis',
+    control: 'postgresql',
+  },
 ];
 
 const dirs: string[] = [];
@@ -105,96 +122,103 @@ async function dataDir(): Promise<string> {
 }
 
 describe('OpenTelemetry traces', () => {
-  it('export an append as a server span with store spans under it, in the caller’s trace', async () => {
-    const collector = await receiver();
-    const service = await startService(
-      {
-        OPERATOR_TOKEN,
-        DATA_DIR: await dataDir(),
-        OTEL_EXPORTER_OTLP_ENDPOINT: collector.url,
-        OTEL_SERVICE_NAME: 'traces-test',
-      },
-      20_000,
-      ['--import', HOOK],
-    );
-    const secrets: string[] = [OPERATOR_TOKEN];
-    const traceId = randomBytes(16).toString('hex');
-    const parentId = randomBytes(8).toString('hex');
-    try {
-      const client = new TurnClient(service.url, OPERATOR_TOKEN);
-      const install = await client.flow.install();
-      const opened = await client.open(install.key);
-      secrets.push(install.key, install.owner.token, opened.token);
-      const answer = await client.call(
-        'POST',
-        `/sessions/${opened.session}/events`,
-        opened.token,
-        [{ kind: { name: 'message.submitted', version: 1 }, body: { text: 'hello' } }],
-        { traceparent: `00-${traceId}-${parentId}-01`, 'idempotency-key': randomUUID() },
+  it.each(DEPLOYMENTS)(
+    'export an append as a server span with store spans under it, in the caller’s trace ($name)',
+    async ({ env, log, control }) => {
+      const collector = await receiver();
+      const service = await startService(
+        {
+          OPERATOR_TOKEN,
+          DATA_DIR: await dataDir(),
+          OTEL_EXPORTER_OTLP_ENDPOINT: collector.url,
+          OTEL_SERVICE_NAME: 'traces-test',
+          ...env,
+        },
+        20_000,
+        ['--import', HOOK],
       );
-      expect(answer.status).toBe(200);
-      // The turn the message started runs its inference step; the log is read by tail.
-      await client.turnsEnded(opened, 1);
-    } finally {
-      await service.stop();
-      await collector.close();
-    }
-    expect(await service.exit).toBe(0);
-    // The exporter speaks OTLP/JSON; the last batch was flushed on SIGTERM.
-    expect(collector.types.every((type) => type.startsWith('application/json'))).toBe(true);
-    const bodies = collector.bodies.map((text) => JSON.parse(text) as OtlpBody);
-    const resources = bodies.flatMap((b) => b.resourceSpans);
-    expect(resources.length).toBeGreaterThan(0);
-    for (const r of resources) expect(attribute(r.resource, 'service.name')).toBe('traces-test');
-    const spans = resources.flatMap((r) => r.scopeSpans.flatMap((s) => s.spans));
+      const secrets: string[] = [OPERATOR_TOKEN];
+      const traceId = randomBytes(16).toString('hex');
+      const parentId = randomBytes(8).toString('hex');
+      try {
+        const client = new TurnClient(service.url, OPERATOR_TOKEN);
+        const install = await client.flow.install();
+        const opened = await client.open(install.key);
+        secrets.push(install.key, install.owner.token, opened.token);
+        const answer = await client.call(
+          'POST',
+          `/sessions/${opened.session}/events`,
+          opened.token,
+          [{ kind: { name: 'message.submitted', version: 1 }, body: { text: 'hello' } }],
+          { traceparent: `00-${traceId}-${parentId}-01`, 'idempotency-key': randomUUID() },
+        );
+        expect(answer.status).toBe(200);
+        // The turn the message started runs its inference step; the log is read by tail.
+        await client.turnsEnded(opened, 1);
+      } finally {
+        await service.stop();
+        await collector.close();
+      }
+      expect(await service.exit).toBe(0);
+      // The exporter speaks OTLP/JSON; the last batch was flushed on SIGTERM.
+      expect(collector.types.every((type) => type.startsWith('application/json'))).toBe(true);
+      const bodies = collector.bodies.map((text) => JSON.parse(text) as OtlpBody);
+      const resources = bodies.flatMap((b) => b.resourceSpans);
+      expect(resources.length).toBeGreaterThan(0);
+      for (const r of resources) expect(attribute(r.resource, 'service.name')).toBe('traces-test');
+      const spans = resources.flatMap((r) => r.scopeSpans.flatMap((s) => s.spans));
 
-    const server = spans.filter((s) => s.traceId === traceId && s.kind === SERVER);
-    expect(server.map((s) => s.name)).toEqual(['POST /sessions/:id/events']);
-    const [request] = server;
-    if (request === undefined) throw new Error('no server span in the caller’s trace');
-    expect(request.parentSpanId).toBe(parentId);
-    expect(attribute(request, 'http.route')).toBe('/sessions/:id/events');
-    expect(attribute(request, 'http.request.method')).toBe('POST');
-    expect(attribute(request, 'http.response.status_code')).toBe(200);
+      const server = spans.filter((s) => s.traceId === traceId && s.kind === SERVER);
+      expect(server.map((s) => s.name)).toEqual(['POST /sessions/:id/events']);
+      const [request] = server;
+      if (request === undefined) throw new Error('no server span in the caller’s trace');
+      expect(request.parentSpanId).toBe(parentId);
+      expect(attribute(request, 'http.route')).toBe('/sessions/:id/events');
+      expect(attribute(request, 'http.request.method')).toBe('POST');
+      expect(attribute(request, 'http.response.status_code')).toBe(200);
 
-    const children = spans.filter((s) => s.parentSpanId === request.spanId);
-    expect(children.every((s) => s.traceId === traceId && s.kind === CLIENT)).toBe(true);
-    const append = children.find((s) => s.name === 'log.append');
-    if (append === undefined) throw new Error('no log.append span under the request');
-    expect(attribute(append, 'db.system.name')).toBe('sqlite');
-    expect(attribute(append, 'db.operation.name')).toBe('append');
-    expect(attribute(append, 'agent_sessions.append.outcome')).toBe('landed');
-    expect(children.some((s) => s.name.startsWith('control.'))).toBe(true);
+      const children = spans.filter((s) => s.parentSpanId === request.spanId);
+      expect(children.every((s) => s.traceId === traceId && s.kind === CLIENT)).toBe(true);
+      const append = children.find((s) => s.name === 'log.append');
+      if (append === undefined) throw new Error('no log.append span under the request');
+      expect(attribute(append, 'db.system.name')).toBe(log);
+      expect(attribute(append, 'db.operation.name')).toBe('append');
+      expect(attribute(append, 'agent_sessions.append.outcome')).toBe('landed');
+      const lookups = children.filter((s) => s.name.startsWith('control.'));
+      expect(lookups.length).toBeGreaterThan(0);
+      for (const lookup of lookups) expect(attribute(lookup, 'db.system.name')).toBe(control);
 
-    // The turn's driver is no part of the request's trace: its inference step is a trace
-    // of its own.
-    expect(children.map((s) => s.name)).not.toContain('log.tail');
-    const inference = spans.filter((s) => s.name === 'inference.infer');
-    expect(inference.length).toBeGreaterThan(0);
-    for (const step of inference) {
-      expect(step.traceId).not.toBe(traceId);
-      expect(step.parentSpanId ?? '').toBe('');
-      expect(attribute(step, 'gen_ai.provider.name')).toBe('simulated');
-      expect(attribute(step, 'gen_ai.usage.output_tokens')).toBeGreaterThan(0);
-    }
+      // The turn's driver is no part of the request's trace: its inference step is a trace
+      // of its own.
+      expect(children.map((s) => s.name)).not.toContain('log.tail');
+      const inference = spans.filter((s) => s.name === 'inference.infer');
+      expect(inference.length).toBeGreaterThan(0);
+      for (const step of inference) {
+        expect(step.traceId).not.toBe(traceId);
+        expect(step.parentSpanId ?? '').toBe('');
+        expect(attribute(step, 'gen_ai.provider.name')).toBe('simulated');
+        expect(attribute(step, 'gen_ai.usage.output_tokens')).toBeGreaterThan(0);
+      }
 
-    // A tail read is a server span with the tail's store span under it.
-    const tails = spans.filter((s) => s.name === 'GET /sessions/:id/events');
-    expect(tails.length).toBeGreaterThan(0);
-    const tailed = spans.filter(
-      (s) => s.name === 'log.tail' && tails.some((t) => t.spanId === s.parentSpanId),
-    );
-    expect(tailed.length).toBe(tails.length);
-    expect(tailed.every((s) => Number(attribute(s, 'agent_sessions.records')) > 0)).toBe(true);
+      // A tail read is a server span with the tail's store span under it.
+      const tails = spans.filter((s) => s.name === 'GET /sessions/:id/events');
+      expect(tails.length).toBeGreaterThan(0);
+      const tailed = spans.filter(
+        (s) => s.name === 'log.tail' && tails.some((t) => t.spanId === s.parentSpanId),
+      );
+      expect(tailed.length).toBe(tails.length);
+      expect(tailed.every((s) => Number(attribute(s, 'agent_sessions.records')) > 0)).toBe(true);
 
-    // Other requests made spans too, and none of what was exported holds a credential.
-    expect(spans.some((s) => s.name === 'POST /consent/token')).toBe(true);
-    expect(secrets).toHaveLength(4);
-    for (const text of collector.bodies) {
-      for (const secret of secrets) expect(text).not.toContain(secret);
-    }
-    expect(loaded(service)).toEqual(expect.arrayContaining(SDK));
-  }, 60_000);
+      // Other requests made spans too, and none of what was exported holds a credential.
+      expect(spans.some((s) => s.name === 'POST /consent/token')).toBe(true);
+      expect(secrets).toHaveLength(4);
+      for (const text of collector.bodies) {
+        for (const secret of secrets) expect(text).not.toContain(secret);
+      }
+      expect(loaded(service)).toEqual(expect.arrayContaining(SDK));
+    },
+    60_000,
+  );
 
   it('load no SDK module without OTEL_EXPORTER_OTLP_ENDPOINT', async () => {
     expect(
