@@ -22,7 +22,7 @@ import { TraceContextPropagator } from './traceparent.ts';
 const SCOPE = manifest.name;
 
 /** `OTEL_EXPORTER_OTLP_ENDPOINT` is a base: the trace signal goes to `v1/traces` under it. */
-export function tracesUrl(endpoint: string): string {
+function tracesUrl(endpoint: string): string {
   return `${endpoint.replace(/\/+$/, '')}/v1/traces`;
 }
 

@@ -29,7 +29,7 @@ import {
 import { ServiceError } from '../errors.ts';
 
 /** `db.system.name` of a port's `backend` (semantic conventions' names). */
-export function dbSystem(backend: string): string {
+function dbSystem(backend: string): string {
   return backend === 'postgres' ? DB_SYSTEM_NAME_VALUE_POSTGRESQL : backend;
 }
 
@@ -66,7 +66,7 @@ export class StoreSpans {
     if (!inSpan()) return call();
     return this.#tracer.startActiveSpan(
       `${this.#port}.${verb}`,
-      { kind: SpanKind.CLIENT, attributes: this.attributes(verb, attributes) },
+      { kind: SpanKind.CLIENT, attributes: this.#attributes(verb, attributes) },
       async (span) => {
         try {
           const answer = await call();
@@ -95,7 +95,7 @@ export class StoreSpans {
   ): AsyncGenerator<T, void, undefined> {
     const span = this.#tracer.startSpan(`${this.#port}.${verb}`, {
       kind: SpanKind.CLIENT,
-      attributes: this.attributes(verb, {}),
+      attributes: this.#attributes(verb, {}),
     });
     let yielded = 0;
     try {
@@ -113,7 +113,7 @@ export class StoreSpans {
     }
   }
 
-  attributes(verb: string, extra: Attributes): Attributes {
+  #attributes(verb: string, extra: Attributes): Attributes {
     return { [ATTR_DB_SYSTEM_NAME]: this.#system, [ATTR_DB_OPERATION_NAME]: verb, ...extra };
   }
 }

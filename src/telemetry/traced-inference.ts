@@ -25,7 +25,7 @@ const usage = (tokens: TokenUsage): Attributes => ({
   'gen_ai.usage.output_tokens': tokens.output,
 });
 
-export class TracedProvider implements InferenceProvider {
+class TracedProvider implements InferenceProvider {
   readonly key: string;
   readonly #provider: InferenceProvider;
   readonly #tracer: Tracer;
