@@ -1,8 +1,8 @@
 /**
  * A server span per request (issue 15 item 6), when tracing is on (`src/telemetry/`).
  *
- * The span starts in the first `onRequest` hook and ends in `onResponse` (or when the
- * client goes away). Its parent is the caller's trace when the request carries a valid
+ * The span starts in the first `onRequest` hook and ends in `onResponse`, when the
+ * client goes away, or, for a WebSocket, when its connection closes. Its parent is the caller's trace when the request carries a valid
  * W3C `traceparent`; everything the request then does runs inside its context (the hook
  * chain, body parsing and handler continue from within `context.with`), so a store
  * call's span is its child.
@@ -35,6 +35,23 @@ import type { FastifyInstance, FastifyRequest } from 'fastify';
 export function installRequestSpans(app: FastifyInstance, tracer: Tracer): void {
   const spans = new WeakMap<FastifyRequest, Span>();
 
+  /** Ends the request's span once, with the answer's status (or why there was none). */
+  const finish = (request: FastifyRequest, status: number | 'aborted'): void => {
+    const span = spans.get(request);
+    if (span === undefined) return;
+    spans.delete(request);
+    if (status === 'aborted') {
+      span.setAttribute(ATTR_ERROR_TYPE, 'aborted');
+    } else {
+      span.setAttribute(ATTR_HTTP_RESPONSE_STATUS_CODE, status);
+      if (status >= 500) {
+        span.setStatus({ code: SpanStatusCode.ERROR });
+        span.setAttribute(ATTR_ERROR_TYPE, String(status));
+      }
+    }
+    span.end();
+  };
+
   app.addHook('onRequest', (request, _reply, done) => {
     const parent = propagation.extract(ROOT_CONTEXT, request.headers);
     // Undefined for a request no route matched (a 404).
@@ -52,30 +69,22 @@ export function installRequestSpans(app: FastifyInstance, tracer: Tracer): void 
       parent,
     );
     spans.set(request, span);
+    // A WebSocket tail answers 101 and never sends a reply Fastify would see finish: its
+    // span ends with the connection (unless a refusal answered first).
+    if (request.headers.upgrade?.toLowerCase() === 'websocket') {
+      request.raw.socket.once('close', () => {
+        finish(request, 101);
+      });
+    }
     context.with(trace.setSpan(parent, span), done);
   });
 
   app.addHook('onResponse', (request, reply, done) => {
-    const span = spans.get(request);
-    if (span !== undefined) {
-      spans.delete(request);
-      span.setAttribute(ATTR_HTTP_RESPONSE_STATUS_CODE, reply.statusCode);
-      if (reply.statusCode >= 500) {
-        span.setStatus({ code: SpanStatusCode.ERROR });
-        span.setAttribute(ATTR_ERROR_TYPE, String(reply.statusCode));
-      }
-      span.end();
-    }
+    finish(request, reply.statusCode);
     done();
   });
-
   app.addHook('onRequestAbort', (request, done) => {
-    const span = spans.get(request);
-    if (span !== undefined) {
-      spans.delete(request);
-      span.setAttribute(ATTR_ERROR_TYPE, 'aborted');
-      span.end();
-    }
+    finish(request, 'aborted');
     done();
   });
 }

@@ -155,6 +155,13 @@ describe('OpenTelemetry traces', () => {
         expect(answer.status).toBe(200);
         // The turn the message started runs its inference step; the log is read by tail.
         await client.turnsEnded(opened, 1);
+        // And once over WebSocket, to its end at cursor 2.
+        const ws = new WebSocket(
+          `${service.url.replace('http:', 'ws:')}/sessions/${opened.session}/events?from=1&to=3&access_token=${opened.token}`,
+        );
+        await new Promise((resolve) => {
+          ws.onclose = resolve;
+        });
       } finally {
         await service.stop();
         await collector.close();
@@ -200,13 +207,14 @@ describe('OpenTelemetry traces', () => {
         expect(attribute(step, 'gen_ai.usage.output_tokens')).toBeGreaterThan(0);
       }
 
-      // A tail read is a server span with the tail's store span under it.
+      // A tail read, over HTTP or WebSocket, is a server span with the tail's span under it.
       const tails = spans.filter((s) => s.name === 'GET /sessions/:id/events');
       expect(tails.length).toBeGreaterThan(0);
       const tailed = spans.filter(
         (s) => s.name === 'log.tail' && tails.some((t) => t.spanId === s.parentSpanId),
       );
       expect(tailed.length).toBe(tails.length);
+      expect(tails.map((s) => attribute(s, 'http.response.status_code'))).toContain(101);
       expect(tailed.every((s) => Number(attribute(s, 'agent_sessions.records')) > 0)).toBe(true);
 
       // Other requests made spans too, and none of what was exported holds a credential.
