@@ -9,6 +9,7 @@ import { loadKeyMaterial } from './auth/key-material.ts';
 import { TokenService } from './auth/tokens.ts';
 import { systemClock, systemEntropy } from './clock.ts';
 import { ConfigError, parseConfig } from './config.ts';
+import { SimulatedProvider } from './inference/simulated.ts';
 import { createLogger } from './logger.ts';
 import { readyLine } from './ready-line.ts';
 import { buildServices } from './services.ts';
@@ -16,7 +17,6 @@ import { openStores } from './storage/open.ts';
 import { startTelemetry } from './telemetry/start.ts';
 import { traceProviders } from './telemetry/traced-inference.ts';
 import { traceStores } from './telemetry/traced-stores.ts';
-import { SimulatedProvider } from './inference/simulated.ts';
 
 async function main(): Promise<void> {
   let config;
@@ -100,6 +100,7 @@ async function main(): Promise<void> {
     metricsToken: config.metricsToken,
     processMetrics: true,
     tracer: telemetry.tracer,
+    // The services' default provider, with a span per inference step when tracing.
     providers: traceProviders({ simulated: new SimulatedProvider() }, telemetry.tracer),
   };
   // The composition root: every service once, over the stores; the app closes them.
