@@ -6,6 +6,7 @@
  * `Services`, so every route shares one actor host, one directory and one OAuth store.
  */
 import websocket from '@fastify/websocket';
+import type { Tracer } from '@opentelemetry/api';
 import Fastify, { LogController, type FastifyInstance } from 'fastify';
 import type { Cluster, Redis } from 'ioredis';
 import { serializerCompiler } from 'fastify-type-provider-zod';
@@ -26,6 +27,7 @@ import { sessionRoutes } from './http/sessions/routes.ts';
 import { docsRoutes } from './http/docs.ts';
 import { openApiRoute, registerOpenApi } from './http/openapi.ts';
 import { installRequestLog, requestId } from './http/request-log.ts';
+import { installRequestSpans } from './http/request-spans.ts';
 import { validatorCompiler } from './http/validation.ts';
 import { auditRoutes } from './http/tails/audit.ts';
 import { sessionTailRoutes } from './http/tails/session-tail.ts';
@@ -63,6 +65,8 @@ export interface AppDeps extends ServicesDeps {
   readonly tailLimits?: TailLimits | undefined;
   /** `METRICS_TOKEN`: who may scrape `GET /metrics` from elsewhere (`http/metrics.ts`). */
   readonly metricsToken?: string | undefined;
+  /** The tracer of request spans when tracing is on (`src/telemetry/`). */
+  readonly tracer?: Tracer | undefined;
 }
 
 /**
@@ -89,6 +93,8 @@ export async function createApp(
       typeof deps.trustProxy === 'object' ? [...deps.trustProxy] : (deps.trustProxy ?? false),
     routerOptions: { ignoreTrailingSlash: false, maxParamLength: 200 },
   });
+  // First of the hooks, so that the request's span covers all the others.
+  if (deps.tracer !== undefined) installRequestSpans(app, deps.tracer);
   app.setValidatorCompiler(validatorCompiler);
   app.setSerializerCompiler(serializerCompiler);
   // Decisions row 2: request bodies are application/json only; anything else is 415.

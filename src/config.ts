@@ -173,6 +173,9 @@ export const configSchema = z.object({
   TAIL_LAG_TIMEOUT: optional(span).default(5_000),
   WS_PING_INTERVAL: optional(span).default(30_000),
   WS_PONG_TIMEOUT: optional(span).default(10_000),
+  // Issue 15 item 6: OpenTelemetry traces, off unless a collector is named.
+  OTEL_EXPORTER_OTLP_ENDPOINT: optional(url(['http:', 'https:'])),
+  OTEL_SERVICE_NAME: optional(z.string().min(1)),
 });
 
 /** The parsed configuration, with paths made absolute and `BASE_URL` defaulted. */
@@ -230,6 +233,8 @@ export interface Config {
   readonly http: HttpTimeouts;
   /** Caps, buffers and liveness of the session tails (issue 14 item 2). */
   readonly tails: TailLimits;
+  /** Where traces go (`src/telemetry/`); undefined: tracing is off. */
+  readonly telemetry: { readonly endpoint: string; readonly serviceName?: string } | undefined;
 }
 
 /** Start-up refused: `variable` is the environment variable at fault. */
@@ -310,5 +315,9 @@ export function parseConfig(
       pingIntervalMs: c.WS_PING_INTERVAL,
       pongTimeoutMs: c.WS_PONG_TIMEOUT,
     },
+    telemetry:
+      c.OTEL_EXPORTER_OTLP_ENDPOINT === undefined
+        ? undefined
+        : { endpoint: c.OTEL_EXPORTER_OTLP_ENDPOINT, serviceName: c.OTEL_SERVICE_NAME },
   };
 }

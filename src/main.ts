@@ -9,10 +9,14 @@ import { loadKeyMaterial } from './auth/key-material.ts';
 import { TokenService } from './auth/tokens.ts';
 import { systemClock, systemEntropy } from './clock.ts';
 import { ConfigError, parseConfig } from './config.ts';
+import { SimulatedProvider } from './inference/simulated.ts';
 import { createLogger } from './logger.ts';
 import { readyLine } from './ready-line.ts';
 import { buildServices } from './services.ts';
 import { openStores } from './storage/open.ts';
+import { startTelemetry } from './telemetry/start.ts';
+import { traceProviders } from './telemetry/traced-inference.ts';
+import { traceStores } from './telemetry/traced-stores.ts';
 
 async function main(): Promise<void> {
   let config;
@@ -42,13 +46,18 @@ async function main(): Promise<void> {
     );
   }
 
-  const stores = await openStores({
+  // Issue 15 item 6: off (no SDK loaded, nothing wrapped) unless OTEL_EXPORTER_OTLP_ENDPOINT.
+  const telemetry = await startTelemetry(config.telemetry, (message) => {
+    logger.warn(message);
+  });
+  const opened = await openStores({
     dataDir: config.dataDir,
     databaseUrl: config.databaseUrl,
     redisUrl: config.redisUrl,
     secretsKey: keys.secretsKeyring,
     clock: systemClock,
   });
+  const stores = traceStores(opened, telemetry.tracer);
   const shutdown = new AbortController();
   const deps: AppDeps = {
     baseUrl: config.baseUrl,
@@ -90,6 +99,9 @@ async function main(): Promise<void> {
     tailLimits: config.tails,
     metricsToken: config.metricsToken,
     processMetrics: true,
+    tracer: telemetry.tracer,
+    // The services' default provider, with a span per inference step when tracing.
+    providers: traceProviders({ simulated: new SimulatedProvider() }, telemetry.tracer),
   };
   // The composition root: every service once, over the stores; the app closes them.
   const app = await buildApp(deps, buildServices(deps));
@@ -105,11 +117,13 @@ async function main(): Promise<void> {
     }, config.shutdownGraceMs);
     force.unref();
     // Tails end first (they are requests that never finish by themselves), then the server
-    // stops accepting and drains in-flight requests, then the stores close.
+    // stops accepting and drains in-flight requests, then the stores close, then the spans
+    // still queued are exported.
     shutdown.abort();
     app
       .close()
       .then(() => stores.close())
+      .then(() => telemetry.shutdown())
       .then(() => {
         logger.info('stopped');
         logger.flush();

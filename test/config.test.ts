@@ -140,6 +140,17 @@ describe('configuration', () => {
     expect(parseConfig({ DATABASE_URL: '', PORT: '' }, '/').databaseUrl).toBeUndefined();
   });
 
+  it('traces only when OTEL_EXPORTER_OTLP_ENDPOINT names a collector (issue 15 item 6)', () => {
+    expect(parseConfig({}, '/').telemetry).toBeUndefined();
+    const endpoint = 'http://collector:4318';
+    expect(parseConfig({ OTEL_EXPORTER_OTLP_ENDPOINT: endpoint }, '/').telemetry).toEqual({
+      endpoint,
+      serviceName: undefined,
+    });
+    const named = { OTEL_EXPORTER_OTLP_ENDPOINT: endpoint, OTEL_SERVICE_NAME: 'sessions-eu' };
+    expect(parseConfig(named, '/').telemetry?.serviceName).toBe('sessions-eu');
+  });
+
   it('takes BASE_URL without its trailing slash', () => {
     expect(parseConfig({ BASE_URL: 'https://agents.example/' }, '/').baseUrl).toBe(
       'https://agents.example',
@@ -177,6 +188,7 @@ describe('configuration', () => {
     ['TAIL_LAG_TIMEOUT', 'soon', 'must be a positive duration'],
     ['TAILS_PER_CREDENTIAL', '0', 'must be positive'],
     ['TAIL_BUFFER_BYTES', 'lots', 'must be a number'],
+    ['OTEL_EXPORTER_OTLP_ENDPOINT', 'grpc://collector:4317', 'must be a http or https URL'],
   ])('refuses %s=%s naming the variable', (variable, value, reason) => {
     let caught: unknown;
     try {

@@ -22,6 +22,7 @@
 import { randomUUID } from 'node:crypto';
 import { tenantSealKey } from '../sessions/sealing.ts';
 import { sessionLease } from '../storage/work-store.ts';
+import { context, ROOT_CONTEXT } from '@opentelemetry/api';
 import { SessionDriver } from './driver.ts';
 import { DueMarks } from './due-marks.ts';
 import { LeaseKeeper } from './lease-keeper.ts';
@@ -143,7 +144,11 @@ export class TurnRuntime {
     }
     const counter = new WakeCounter();
     this.#wakes.set(session, counter);
-    this.#drivers.set(session, this.#driveOnce(session, counter, landed));
+    // A driver outlives the request that woke it: no part of the request's trace.
+    this.#drivers.set(
+      session,
+      context.with(ROOT_CONTEXT, () => this.#driveOnce(session, counter, landed)),
+    );
   }
 
   /**

@@ -1,0 +1,119 @@
+/**
+ * How a store call becomes a span: a client span named `<port>.<verb>` (`log.append`,
+ * `control.get`), child of whatever span is active (the request's), with the backend as
+ * `db.system.name` and the verb as `db.operation.name`. A call that throws marks its span
+ * as an error with `error.type`: the service error's code (`version_conflict`,
+ * `store_unavailable`) or the error's class, never its message.
+ *
+ * Only a call made within a span gets one: a request's store calls do; those of the
+ * background (turn drivers, sweeps, the retention purge) would each be a trace of one
+ * span, and make none.
+ *
+ * Attributes name kinds, verbs and counts only: no stream or resource id, no record body,
+ * no secret name or value, no key.
+ */
+import {
+  context,
+  SpanKind,
+  SpanStatusCode,
+  trace,
+  type Attributes,
+  type Tracer,
+} from '@opentelemetry/api';
+import {
+  ATTR_DB_OPERATION_NAME,
+  ATTR_DB_SYSTEM_NAME,
+  ATTR_ERROR_TYPE,
+  DB_SYSTEM_NAME_VALUE_POSTGRESQL,
+} from '@opentelemetry/semantic-conventions';
+import { ServiceError } from '../errors.ts';
+
+/** `db.system.name` of a port's `backend` (semantic conventions' names). */
+function dbSystem(backend: string): string {
+  return backend === 'postgres' ? DB_SYSTEM_NAME_VALUE_POSTGRESQL : backend;
+}
+
+/** `error.type` of a failure: a stable code or class name, never a message. */
+export function errorType(error: unknown): string {
+  if (error instanceof ServiceError) return error.code;
+  return error instanceof Error ? error.name : 'unknown';
+}
+
+/** Whether a span is active here (a request's, or another store call's). */
+function inSpan(): boolean {
+  return trace.getSpan(context.active()) !== undefined;
+}
+
+/** Makes the spans of one port over one backend. */
+export class StoreSpans {
+  readonly #tracer: Tracer;
+  readonly #port: string;
+  readonly #system: string;
+
+  constructor(tracer: Tracer, port: 'log' | 'control', backend: string) {
+    this.#tracer = tracer;
+    this.#port = port;
+    this.#system = dbSystem(backend);
+  }
+
+  /** Runs `call` inside a span for `verb`; `after` adds attributes from its answer. */
+  run<T>(
+    verb: string,
+    attributes: Attributes,
+    call: () => Promise<T>,
+    after?: (answer: T) => Attributes,
+  ): Promise<T> {
+    if (!inSpan()) return call();
+    return this.#tracer.startActiveSpan(
+      `${this.#port}.${verb}`,
+      { kind: SpanKind.CLIENT, attributes: this.#attributes(verb, attributes) },
+      async (span) => {
+        try {
+          const answer = await call();
+          if (after !== undefined) span.setAttributes(after(answer));
+          return answer;
+        } catch (error) {
+          span.setStatus({ code: SpanStatusCode.ERROR });
+          span.setAttribute(ATTR_ERROR_TYPE, errorType(error));
+          throw error;
+        } finally {
+          span.end();
+        }
+      },
+    );
+  }
+
+  /** Follows `records` inside a span for `verb` that ends with the iteration. */
+  follow<T>(verb: string, records: AsyncIterable<T>, counted: () => number): AsyncIterable<T> {
+    return inSpan() ? this.#follow(verb, records, counted) : records;
+  }
+
+  async *#follow<T>(
+    verb: string,
+    records: AsyncIterable<T>,
+    counted: () => number,
+  ): AsyncGenerator<T, void, undefined> {
+    const span = this.#tracer.startSpan(`${this.#port}.${verb}`, {
+      kind: SpanKind.CLIENT,
+      attributes: this.#attributes(verb, {}),
+    });
+    let yielded = 0;
+    try {
+      for await (const record of records) {
+        yielded += 1;
+        yield record;
+      }
+    } catch (error) {
+      span.setStatus({ code: SpanStatusCode.ERROR });
+      span.setAttribute(ATTR_ERROR_TYPE, errorType(error));
+      throw error;
+    } finally {
+      span.setAttribute('agent_sessions.records', yielded + counted());
+      span.end();
+    }
+  }
+
+  #attributes(verb: string, extra: Attributes): Attributes {
+    return { [ATTR_DB_SYSTEM_NAME]: this.#system, [ATTR_DB_OPERATION_NAME]: verb, ...extra };
+  }
+}
