@@ -46,7 +46,7 @@ async function main(): Promise<void> {
     );
   }
 
-  // Issue 15 item 6: off (no SDK loaded, nothing wrapped) unless OTEL_EXPORTER_OTLP_ENDPOINT.
+  // Tracing is off (no SDK loaded, nothing wrapped) unless OTEL_EXPORTER_OTLP_ENDPOINT is set.
   const telemetry = await startTelemetry(config.telemetry, (message) => {
     logger.warn(message);
   });
