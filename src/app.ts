@@ -32,7 +32,7 @@ import { sessionTailRoutes } from './http/tails/session-tail.ts';
 import { installHeartbeat } from './http/tails/heartbeat.ts';
 import { TAIL_LIMITS, type TailLimits } from './http/tails/limits.ts';
 import { HTTP_TIMEOUTS, serverTimeouts, type HttpTimeouts } from './http/timeouts.ts';
-import { vendorFlowRoutes } from './http/vendor/flow.ts';
+import { vendorFlowRoutes } from './http/proposals/flow.ts';
 import type { TrustProxy } from './net/proxies.ts';
 import { buildServices, type Services, type ServicesDeps } from './services.ts';
 

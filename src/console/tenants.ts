@@ -5,7 +5,7 @@
  * writes each name the version they read, so two racing owners never both commit.
  */
 import { InvalidRequest } from '../errors.ts';
-import { requireOwner, type ConsoleCaller } from '../http/auth/console.ts';
+import { requireOwner, type ConsoleCaller } from './caller.ts';
 import { INDEX, type MembershipValue, type Role, type TenantValue } from '../resources/types.ts';
 import type { Memberships, PutTenantBody } from '../schemas/console.ts';
 import type { WriteOutcome } from '../schemas/common.ts';

@@ -8,7 +8,7 @@ import type { Browser } from 'playwright-core';
 import { launchChromium } from '../support/chromium.ts';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { TestApp } from '../support/app.ts';
-import { flowApp, ownerWithOption, propose } from '../http/vendor/flow-client.ts';
+import { flowApp, ownerWithOption, propose } from '../http/proposals/flow-client.ts';
 
 let harness: TestApp;
 let origin: string;

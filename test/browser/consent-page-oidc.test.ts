@@ -11,7 +11,7 @@ import type { ManualClock } from '../../src/clock.ts';
 import type { TestApp } from '../support/app.ts';
 import { launchChromium } from '../support/chromium.ts';
 import { startOidcProvider, type OidcProviderPeer } from '../support/oidc-provider-peer.ts';
-import { flowApp, ownerWithOption, poll, propose } from '../http/vendor/flow-client.ts';
+import { flowApp, ownerWithOption, poll, propose } from '../http/proposals/flow-client.ts';
 
 const CLIENT = 'consent-page';
 

@@ -21,7 +21,7 @@ import {
   propose,
   startToolServer,
   vendorDoc,
-} from '../http/vendor/flow-client.ts';
+} from '../http/proposals/flow-client.ts';
 
 let harness: TestApp;
 let clock: ManualClock;

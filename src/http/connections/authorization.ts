@@ -17,7 +17,7 @@ import type { ConnectionAuthorization } from '../../connections/authorization.ts
 import type { CallbackBinding } from '../../connections/callback-binding.ts';
 import { IdParams } from '../../schemas/common.ts';
 import { AuthorizeAnswer, CallbackQuery } from '../../schemas/connections.ts';
-import { consoleCaller, requireOwner, type ConsoleAuthDeps } from '../auth/console.ts';
+import { consoleCaller, requireOwner, type ConsoleAuthDeps } from '../../console/caller.ts';
 import { problemResponses } from '../openapi-responses.ts';
 
 export interface AuthorizationRouteDeps extends ConsoleAuthDeps {

@@ -23,7 +23,7 @@ import {
   requireMember,
   requireOwner,
   type ConsoleAuthDeps,
-} from '../auth/console.ts';
+} from '../../console/caller.ts';
 import { ownerDeleteRoute } from '../console/delete-route.ts';
 import { BODY_PROBLEMS, problemResponses } from '../openapi-responses.ts';
 import { authorizationRoutes } from './authorization.ts';

@@ -22,7 +22,7 @@ import { Forbidden, Unauthenticated } from '../../errors.ts';
 import type { MembershipValue } from '../../resources/types.ts';
 import { ConsoleTokenAnswer, ConsoleTokenBody } from '../../schemas/console.ts';
 import type { ControlStore, Versioned } from '../../storage/control-store.ts';
-import { CONSOLE_TOKEN_TTL_MS, membershipClaim } from '../auth/console.ts';
+import { CONSOLE_TOKEN_TTL_MS, membershipClaim } from '../../console/caller.ts';
 import { BODY_PROBLEMS, problemResponses } from '../openapi-responses.ts';
 import { noStore } from '../no-store.ts';
 

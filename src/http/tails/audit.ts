@@ -25,7 +25,7 @@ import {
   requireMember,
   requireOwner,
   type ConsoleAuthDeps,
-} from '../auth/console.ts';
+} from '../../console/caller.ts';
 import { problemResponses } from '../openapi-responses.ts';
 import { TAIL_LIMITS, type TailLimits } from './limits.ts';
 import { jsonStreamAnswer, writeJsonLines } from './ndjson.ts';

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ManualClock } from '../../../src/clock.ts';
-import { CONSOLE_TOKEN_TTL_MS } from '../../../src/http/auth/console.ts';
+import { CONSOLE_TOKEN_TTL_MS } from '../../../src/console/caller.ts';
 import type { MembershipValue, TenantValue } from '../../../src/resources/types.ts';
 import { startTestApp, type TestApp } from '../../support/app.ts';
 import { consoleToken, newOwner, setMembers } from '../../support/console.ts';

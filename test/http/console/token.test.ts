@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { CONSOLE_TOKEN_TTL_MS } from '../../../src/http/auth/console.ts';
+import { CONSOLE_TOKEN_TTL_MS } from '../../../src/console/caller.ts';
 import { startTestApp, type TestApp } from '../../support/app.ts';
 import { newOwner, setMembers } from '../../support/console.ts';
 import { startOidcIssuer, type OidcIssuer } from '../../console/oidc-issuer.ts';

@@ -11,7 +11,7 @@ import {
   ownerWithOption,
   poll,
   propose,
-} from '../vendor/flow-client.ts';
+} from '../proposals/flow-client.ts';
 
 let harness: TestApp;
 

@@ -10,12 +10,11 @@
  * yet (so that `PUT /console/tenant` can create it) carries none: it stands on a
  * membership that began after it was minted, its creator's, and has no role before.
  */
-import type { FastifyRequest } from 'fastify';
-import { requireBearer } from '../../auth/bearer.ts';
-import type { TokenService, VerifiedToken } from '../../auth/tokens.ts';
-import { Forbidden, Unauthenticated } from '../../errors.ts';
-import type { ControlStore, Versioned } from '../../storage/control-store.ts';
-import type { MembershipValue, Role } from '../../resources/types.ts';
+import { requireBearer } from '../auth/bearer.ts';
+import type { TokenService, VerifiedToken } from '../auth/tokens.ts';
+import { Forbidden, Unauthenticated } from '../errors.ts';
+import type { ControlStore, Versioned } from '../storage/control-store.ts';
+import type { MembershipValue, Role } from '../resources/types.ts';
 
 /** Console token lifetime (decisions row 33). */
 export const CONSOLE_TOKEN_TTL_MS = 60 * 60 * 1000;
@@ -52,7 +51,7 @@ function standsOn(token: VerifiedToken, membership: Versioned<MembershipValue>):
 
 /** Verifies the console token of a request and reads the caller's current role. */
 export async function consoleCaller(
-  request: FastifyRequest,
+  request: { readonly headers: { readonly authorization?: string | undefined } },
   deps: ConsoleAuthDeps,
 ): Promise<ConsoleCaller> {
   const token = await deps.tokens.verify(requireBearer(request.headers.authorization), 'console');

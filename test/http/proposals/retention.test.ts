@@ -5,7 +5,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ManualClock } from '../../../src/clock.ts';
-import { DEFAULT_APPDOC_BODY_LIMIT } from '../../../src/http/vendor/appdoc.ts';
+import { DEFAULT_APPDOC_BODY_LIMIT } from '../../../src/http/proposals/appdoc.ts';
 import { PROPOSAL_ACTOR } from '../../../src/actors/proposal.actor.ts';
 import type { TestApp } from '../../support/app.ts';
 import {
