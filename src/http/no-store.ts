@@ -18,7 +18,3 @@ export function noStore<Payload>(
   void reply.header('cache-control', 'no-store').header('pragma', 'no-cache');
   done(null, payload);
 }
-
-/** What the OpenAPI document says of these routes' answers. */
-export const NO_STORE_NOTE =
-  'The answer carries a credential and says `Cache-Control: no-store` (RFC 6749 §5.1).';

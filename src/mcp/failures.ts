@@ -20,16 +20,6 @@ import type { Egress, LastRequest, Outbound } from '../net/egress.ts';
 import { EgressRefused, ResponseTooLarge, egressFailure } from '../net/refusal.ts';
 import { logFailure } from './failure-log.ts';
 
-/** The snake_case codes an MCP failure carries. */
-export type UpstreamCode =
-  | 'upstream_unreachable'
-  | 'upstream_timeout'
-  | 'upstream_unreadable'
-  | 'upstream_authorization_failed'
-  | 'upstream_authorization_required'
-  | 'upstream_too_large'
-  | 'endpoint_refused';
-
 /**
  * The server answered 401: it wants a credential we do not have, or refused the one we
  * sent and it could not be refreshed (§3.3 "reads as needing authorization again"). An
