@@ -16,7 +16,7 @@ const BASE = '^src/(errors|clock|logger)[.]ts$|^src/schemas/';
 const DOMAIN =
   '^src/(actors|auth|connections|consent|console|gate|inference|mcp|metrics|net|resources|sessions|turns)/';
 const HTTP = '^src/http/';
-const ROOT = '^src/(app|services|main|config|ready-line)[.]ts$';
+const ROOT = '^src/(app|services|main|config|config-values|ready-line)[.]ts$';
 
 /** @type {import('dependency-cruiser').IConfiguration} */
 export default {
