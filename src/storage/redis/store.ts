@@ -99,6 +99,7 @@ class RedisStreamsLogStore implements RedisLogStore, TailSource {
   readonly #wake: boolean;
   readonly #reader: LogFeed;
   #closed = false;
+  readonly #closing = new AbortController();
 
   constructor(
     connection: LogConnection,
@@ -134,8 +135,8 @@ class RedisStreamsLogStore implements RedisLogStore, TailSource {
     return this.#redis;
   }
 
-  get closed(): boolean {
-    return this.#closed;
+  get closing(): AbortSignal {
+    return this.#closing.signal;
   }
 
   async append(batch: AppendBatch): Promise<AppendResult> {
@@ -241,6 +242,7 @@ class RedisStreamsLogStore implements RedisLogStore, TailSource {
   async close(): Promise<void> {
     if (this.#closed) return;
     this.#closed = true;
+    this.#closing.abort();
     await this.#reader.close();
     await this.#redis.quit().catch(ignore);
   }
