@@ -30,12 +30,6 @@ export interface InstallHooks {
   keyChanged(install: string): void;
 }
 
-/** Until sessions exist (issue 6) nothing else belongs to an install. */
-export const NO_INSTALL_HOOKS: InstallHooks = {
-  deleted: () => Promise.resolve(),
-  keyChanged: () => undefined,
-};
-
 /** One page of `GET /installs` (row 39: `next` is passed back as `after`). */
 export interface InstallPage {
   readonly items: ComposedDocument[];

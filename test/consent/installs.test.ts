@@ -4,7 +4,7 @@
  * vendor's proposal with an extra tool of `files`.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { deleteInstall, NO_INSTALL_HOOKS, type InstallHooks } from '../../src/consent/installs.ts';
+import { deleteInstall, type InstallHooks } from '../../src/consent/installs.ts';
 import { NotFound } from '../../src/errors.ts';
 import { INDEX, scoped, type InstallValue } from '../../src/resources/types.ts';
 import type { ControlStore } from '../../src/storage/control-store.ts';
@@ -44,7 +44,7 @@ async function install(): Promise<InstallValue> {
 describe('deleteInstall (decisions row 76)', () => {
   it('keeps the key on the index for the tombstone and drops the option and connection references', async () => {
     const value = await install();
-    await deleteInstall(store, value.tenant, value.id, NO_INSTALL_HOOKS);
+    await deleteInstall(store, value.tenant, value.id, harness.services.installHooks);
     const [byKey] = await store.findByIndex<InstallValue>(
       'install',
       INDEX.key,
