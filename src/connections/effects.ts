@@ -21,7 +21,7 @@ import { fromPromise } from 'xstate';
 import type { EffectSink } from '../actors/actor-type.ts';
 import type { Clock, Entropy } from '../clock.ts';
 import { InvalidRequest } from '../errors.ts';
-import type { Catalog as DiscoveredCatalog } from '../mcp/catalog.ts';
+import type { DiscoveredCatalog } from '../mcp/catalog.ts';
 import { discoverCatalog } from '../mcp/discover.ts';
 import { EndpointRefused } from '../mcp/failures.ts';
 import {
@@ -66,9 +66,9 @@ export function timeoutMs(timeout: string | null): number {
 }
 
 /**
- * The kept form of a discovered catalog (2.12, row 42): the tools and their digest as the
- * wire shows it (64 hex, the `sha256:` prefix of `src/mcp/catalog.ts` dropped). Session
- * start compares `keptCatalog(discovered).digest` with the kept one (row 47).
+ * The kept form of a discovered catalog (2.12, row 42): its tools, digest and capture time,
+ * without the server's introduction. Session start compares a fresh discovery's digest
+ * with the kept one (row 47).
  */
 export function keptCatalog(catalog: DiscoveredCatalog): Catalog {
   return {
@@ -78,7 +78,7 @@ export function keptCatalog(catalog: DiscoveredCatalog): Catalog {
       inputSchema: { ...tool.inputSchema },
       ...(tool.outputSchema === undefined ? {} : { outputSchema: { ...tool.outputSchema } }),
     })),
-    digest: catalog.digest.replace(/^sha256:/, ''),
+    digest: catalog.digest,
     captured: catalog.captured,
   };
 }

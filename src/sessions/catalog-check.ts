@@ -50,11 +50,6 @@ export type Access =
   | { readonly access: { bearer?: string; authProvider?: OAuthClientProvider } }
   | { readonly missing: string };
 
-/** `sha256:<hex>` and `<hex>` name the same digest. */
-function bareDigest(digest: string): string {
-  return digest.startsWith('sha256:') ? digest.slice('sha256:'.length) : digest;
-}
-
 function unreadable(connection: string, code: string, message: string): Comparison {
   return { connection, check: 'unreadable', error: new UpstreamFailure(code, message) };
 }
@@ -132,7 +127,7 @@ async function compare(
       egress: options.egress ?? new Egress(),
       ...access.access,
     });
-    const same = bareDigest(live.digest) === bareDigest(connection.catalog.digest);
+    const same = live.digest === connection.catalog.digest;
     return { connection: name, check: same ? 'unchanged' : 'changed' };
   } catch (error) {
     if (error instanceof UpstreamFailure) return { connection: name, check: 'unreadable', error };

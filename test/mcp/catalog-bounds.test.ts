@@ -7,7 +7,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Tool } from '@modelcontextprotocol/sdk/types.js';
 import { ManualClock } from '../../src/clock.ts';
-import type { CatalogTool } from '../../src/mcp/catalog.ts';
+import type { CatalogTool } from '../../src/schemas/connections.ts';
 import {
   MAX_CATALOG_BYTES,
   MAX_CATALOG_TOOLS,

@@ -5,7 +5,7 @@
  * connections, actor hosts and caches; the same key material).
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { Envelope } from '../../../src/storage/log-store.ts';
+import type { Envelope } from '../../../src/schemas/records.ts';
 import {
   LOG_ONLY,
   startSecondInstance,

@@ -5,7 +5,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { SessionOpenedBody } from '../../../src/schemas/record-kinds.ts';
-import type { Envelope } from '../../../src/storage/log-store.ts';
+import type { Envelope } from '../../../src/schemas/records.ts';
 import { LOG_ONLY, startTestApp, type TestApp } from '../../support/app.ts';
 import { flowOf, type TestInstall } from '../../support/flow.ts';
 import { message, SessionClient } from './session-client.ts';
