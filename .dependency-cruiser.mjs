@@ -3,7 +3,8 @@
 //
 // From the bottom up:
 //   base      src/errors.ts, src/clock.ts, src/logger.ts, src/schemas (one zod schema per
-//             wire shape): they import no other layer.
+//             wire shape) and src/resources/types.ts (the registry of stored resources):
+//             they import no other layer.
 //   pure      src/machines, src/policy: no storage, HTTP, runtime, clock or randomness.
 //   storage   src/storage: the ports and their backends; no HTTP and no domain service.
 //   domain    src/actors, src/console, src/consent, src/connections, src/sessions, src/turns
@@ -12,7 +13,7 @@
 //   root      src/main.ts, src/config.ts (its environment), src/app.ts, src/services.ts.
 
 const PURE = '^src/(machines|policy)/';
-const BASE = '^src/(errors|clock|logger)[.]ts$|^src/schemas/';
+const BASE = '^src/(errors|clock|logger)[.]ts$|^src/schemas/|^src/resources/types[.]ts$';
 const DOMAIN =
   '^src/(actors|auth|connections|consent|console|gate|inference|mcp|metrics|net|resources|sessions|turns)/';
 const HTTP = '^src/http/';
@@ -48,7 +49,7 @@ export default {
       severity: 'error',
       comment: 'Storage backs the domain; it imports no domain service, runtime, machine or HTTP.',
       from: { path: '^src/storage/' },
-      to: { path: `${DOMAIN}|${HTTP}|${ROOT}|${PURE}` },
+      to: { path: `${DOMAIN}|${HTTP}|${ROOT}|${PURE}`, pathNot: BASE },
     },
     {
       name: 'domain-below-http',

@@ -9,7 +9,6 @@
  */
 import { isServiceError } from '../errors.ts';
 import { callTool } from '../mcp/call.ts';
-import type { ConnectionValue } from '../resources/types.ts';
 import { accessOf, type CatalogCheckOptions } from '../sessions/catalog-check.ts';
 import { Egress } from '../net/egress.ts';
 
@@ -41,7 +40,7 @@ export class ConnectionToolCaller {
 
   /** Calls the tool; never throws for what the server or the network did. */
   async call(request: ToolCallRequest): Promise<ToolCallOutcome> {
-    const stored = await this.#options.controlStore.get<ConnectionValue>(
+    const stored = await this.#options.controlStore.get(
       'connection',
       request.tenant,
       request.connection,

@@ -42,7 +42,7 @@ export async function liveInstall(
   tenant: string,
   id: string,
 ): Promise<Versioned<InstallValue>> {
-  const install = await store.get<InstallValue>('install', tenant, id);
+  const install = await store.get('install', tenant, id);
   if (install === null) throw new NotFound('no_such_install', 'the tenant has no such install');
   if (install.value.deleted) throw new NotFound('install_gone', 'the install was deleted');
   return install;
@@ -59,7 +59,7 @@ export async function listInstalls(
   let cursor = after;
   // Tombstones are skipped, so a page may take more than one read.
   while (live.length <= limit) {
-    const batch = await store.list<InstallValue>('install', tenant, {
+    const batch = await store.list('install', tenant, {
       ...(cursor === undefined ? {} : { after: cursor }),
       limit: limit + 1,
     });
@@ -122,7 +122,7 @@ export async function deleteInstall(
   id: string,
   hooks: InstallHooks,
 ): Promise<void> {
-  const install = await store.get<InstallValue>('install', tenant, id);
+  const install = await store.get('install', tenant, id);
   if (install === null) throw new NotFound('no_such_install', 'the tenant has no such install');
   const tombstone = install.value.deleted
     ? install

@@ -57,7 +57,7 @@ export async function consoleCaller(
   const token = await deps.tokens.verify(requireBearer(request.headers.authorization), 'console');
   const user = token.sub.startsWith('console:') ? token.sub.slice('console:'.length) : token.sub;
   const tenant = token.tid ?? '';
-  const membership = await deps.controlStore.get<MembershipValue>('membership', tenant, user);
+  const membership = await deps.controlStore.get('membership', tenant, user);
   if (membership === null ? await tenantExists(deps, tenant) : !standsOn(token, membership)) {
     throw new Unauthenticated(
       `the token's membership of tenant ${tenant} has ended; sign in again`,

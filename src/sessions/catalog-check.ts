@@ -101,7 +101,7 @@ async function compare(
   tenant: string,
   name: string,
 ): Promise<Comparison> {
-  const stored = await options.controlStore.get<ConnectionValue>('connection', tenant, name);
+  const stored = await options.controlStore.get('connection', tenant, name);
   // Gone since consent: what the install consented to no longer exists.
   if (stored === null) return { connection: name, check: 'changed' };
   const connection = stored.value;

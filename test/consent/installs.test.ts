@@ -36,7 +36,7 @@ async function install(): Promise<InstallValue> {
     owner,
     config: { inference: 'fast', extra_tools: [{ connection: 'files', tool: 'tool-00' }] },
   });
-  const stored = await store.get<InstallValue>('install', made.tenant, made.id);
+  const stored = await store.get('install', made.tenant, made.id);
   if (stored === null) throw new Error(`install ${made.id} is not stored`);
   return stored.value;
 }
@@ -45,11 +45,7 @@ describe('deleteInstall (decisions row 76)', () => {
   it('keeps the key on the index for the tombstone and drops the option and connection references', async () => {
     const value = await install();
     await deleteInstall(store, value.tenant, value.id, harness.services.installHooks);
-    const [byKey] = await store.findByIndex<InstallValue>(
-      'install',
-      INDEX.key,
-      value.keyHash ?? '',
-    );
+    const [byKey] = await store.findByIndex('install', INDEX.key, value.keyHash ?? '');
     expect(byKey?.value).toMatchObject({ id: value.id, deleted: true });
     const byOption = await store.findByIndex(
       'install',

@@ -4,6 +4,7 @@
  * and the snapshot of the actor named like it; a resource without one is kept for good.
  */
 import { expect, it } from 'vitest';
+import type { ProposalValue } from '../../src/resources/types.ts';
 import type { ControlWrite, IndexValues } from '../../src/storage/control-store.ts';
 import { put, scopeId, type ControlStoreContext } from './control-store-fixture.ts';
 
@@ -21,7 +22,8 @@ function expiring(
     kind: 'proposal',
     scope,
     id,
-    value,
+    // Any JSON document: the suite checks the store, not the proposal's shape.
+    value: value as ProposalValue,
     expect,
     expires,
     ...(index === undefined ? {} : { index }),

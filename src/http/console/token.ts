@@ -93,7 +93,7 @@ export function consoleTokenRoutes(app: FastifyInstance, deps: ConsoleTokenDeps)
       const tenant = await deps.controlStore.get('tenant', '', body.tenant);
       let membership: Versioned<MembershipValue> | null = null;
       if (tenant !== null) {
-        membership = await deps.controlStore.get<MembershipValue>('membership', body.tenant, user);
+        membership = await deps.controlStore.get('membership', body.tenant, user);
         if (membership === null) {
           throw new Forbidden('not_member', `${user} is not a member of tenant ${body.tenant}`);
         }

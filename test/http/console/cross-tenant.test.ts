@@ -8,7 +8,7 @@
  */
 import { randomBytes, randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { ResourceKind } from '../../../src/storage/control-store.ts';
+import type { ResourceKind } from '../../../src/resources/types.ts';
 import { startTestApp, type TestApp } from '../../support/app.ts';
 import { newOwner, type ConsoleUser } from '../../support/console.ts';
 import { flowOf } from '../../support/flow.ts';
