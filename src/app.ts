@@ -49,17 +49,17 @@ export interface AppDeps extends ServicesDeps {
   readonly rateLimitRedis?: Redis | Cluster | undefined;
   /** `TRUST_PROXY`: which proxies' `X-Forwarded-For` names the client (off by default). */
   readonly trustProxy?: TrustProxy | undefined;
-  /** Largest body of the unauthenticated `POST /appdoc` (issue 14 item 3; 256 KiB by default). */
+  /** Largest body of the unauthenticated `POST /appdoc` (256 KiB by default). */
   readonly appdocBodyLimit?: number;
   /** SHA-256 of the operator token (decisions row 73). */
   readonly operatorTokenHash: string;
   /** Whether the operator grant is on; absent, only without an identity provider. */
   readonly operatorGrant?: boolean;
-  /** Aborted when the process stops: open tails end cleanly (issue 2 item 10). */
+  /** Aborted when the process stops: open tails end cleanly. */
   readonly shutdown: AbortSignal;
-  /** How long clients may take over requests (issue 14 item 2); `HTTP_TIMEOUTS` when absent. */
+  /** How long clients may take over requests; `HTTP_TIMEOUTS` when absent. */
   readonly http?: HttpTimeouts | undefined;
-  /** Caps, buffers and liveness of the tails (issue 14 item 2); `TAIL_LIMITS` when absent. */
+  /** Caps, buffers and liveness of the tails; `TAIL_LIMITS` when absent. */
   readonly tailLimits?: TailLimits | undefined;
   /** `METRICS_TOKEN`: who may scrape `GET /metrics` from elsewhere (`http/metrics.ts`). */
   readonly metricsToken?: string | undefined;
@@ -113,7 +113,7 @@ export async function createApp(
   app.setNotFoundHandler({ preHandler: rateLimit }, notFound);
 
   // Turns are driven once the app is ready (sessions a crash left mid-turn resume now),
-  // and ended resources are purged from then on (issue 14 item 3);
+  // and ended resources are purged from then on;
   // the drivers stop and the commands under way finish before the caller closes the stores.
   app.addHook('onReady', () => {
     services.turns.start();

@@ -46,7 +46,7 @@ export const span = z.string().transform((value, ctx) => {
   return ms;
 });
 
-/** Comma-separated CIDRs, parsed into a `BlockList` (issue 12 item 8). */
+/** Comma-separated CIDRs, parsed into a `BlockList`. */
 export const cidrList = z.string().transform((value, ctx) => {
   try {
     return parseAllowList(value);
@@ -59,7 +59,7 @@ export const cidrList = z.string().transform((value, ctx) => {
   }
 });
 
-/** Comma-separated JWS algorithms an ID token may be signed with (issue 14 item 4). */
+/** Comma-separated JWS algorithms an ID token may be signed with. */
 export const algorithmList = z.string().transform((value, ctx) => {
   const names = value.split(',').map((name) => name.trim());
   const unknown = names.find((name) => !(OIDC_ALGORITHMS as readonly string[]).includes(name));
@@ -102,7 +102,7 @@ export const trustProxy = z.string().transform((value, ctx) => {
   }
 });
 
-/** One 32-byte base64url key, or several newest first, comma-separated (a ring, issue 14). */
+/** One 32-byte base64url key, or several newest first, comma-separated (a ring). */
 export const base64Keys = z.string().refine((value) => {
   try {
     parseSecretsKeys(value);

@@ -62,7 +62,7 @@ export const configSchema = z.object({
   TURN_LINGER_MS: optional(positiveInt).default(2_000),
   SESSION_IDLE_ARCHIVE: optional(span).default(7 * 86_400_000),
   EGRESS_ALLOW: optional(cidrList),
-  // Issue 14 item 2: slow and greedy clients.
+  // Slow and greedy clients.
   HTTP_HEADERS_TIMEOUT: optional(span).default(10_000),
   HTTP_REQUEST_TIMEOUT: optional(span).default(30_000),
   HTTP_CONNECTION_TIMEOUT: optional(span).default(60_000),
@@ -126,9 +126,9 @@ export interface Config {
    * guard refuses their class (loopback, private, link-local…); empty by default.
    */
   readonly egressAllow: BlockList;
-  /** How long clients may take over requests, and idle connections stay (issue 14 item 2). */
+  /** How long clients may take over requests, and idle connections stay. */
   readonly http: HttpTimeouts;
-  /** Caps, buffers and liveness of the session tails (issue 14 item 2). */
+  /** Caps, buffers and liveness of the session tails. */
   readonly tails: TailLimits;
 }
 

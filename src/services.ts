@@ -75,7 +75,7 @@ export interface ServicesDeps {
   readonly sealKey: Buffer;
   /**
    * The secrets keys that seal the connections' OAuth state: the current one seals, every
-   * one opens (issue 14). Absent: `sealKey` alone.
+   * one opens. Absent: `sealKey` alone.
    */
   readonly secretsKeyring?: SecretsKeyring | undefined;
   /** The OpenID Connect issuer console ID tokens come from, when one is configured. */
@@ -83,7 +83,7 @@ export interface ServicesDeps {
     | {
         readonly issuer: string;
         readonly audience: string | undefined;
-        /** The only algorithms an ID token may be signed with (issue 14 item 4). */
+        /** The only algorithms an ID token may be signed with. */
         readonly algorithms?: readonly string[] | undefined;
       }
     | undefined;
@@ -145,7 +145,7 @@ export function buildServices(deps: ServicesDeps): Services {
     liveSessionStates: () => turns.statesHeld,
   });
   const directory = new SessionDirectory(controlStore);
-  // Issue 14 item 4: a session token ends with the install key, install or membership it
+  // A session token ends with the install key, install or membership it
   // was minted under.
   const sessionTokens = new SessionTokens({
     tokens: deps.tokens,

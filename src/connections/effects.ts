@@ -8,8 +8,7 @@
  *   or a new authorization URL; 3.3 rows 2 and 4), or `freshAuthorizeUrl` (row 43).
  * - `authorizer`: `finishLink`, the code exchange with PKCE, then discovery (row 45).
  *
- * Every request to the server goes through the process's egress guard (`deps.egress`,
- * issue 12 item 8). Where the owner is linking (`PUT /connections`), a refusal of the
+ * Every request to the server goes through the process's egress guard (`deps.egress`). Where the owner is linking (`PUT /connections`), a refusal of the
  * guard is the owner's to fix: 400 `endpoint_refused` naming `body.endpoint`.
  *
  * Both answer a `LinkResult`; every failure is a `ServiceError` (502 upstream failures,
@@ -129,7 +128,7 @@ async function resultOf(
 }
 
 /**
- * Issue 12 item 8: an endpoint the guard refuses, while the owner links it, is a 400
+ * An endpoint the guard refuses, while the owner links it, is a 400
  * naming `body.endpoint`; the message says which rule, never what the server said.
  */
 function refusedEndpoint(error: unknown): unknown {

@@ -185,7 +185,7 @@ export class ControlOAuthStore {
         value,
         expect: 0,
         index: { [INDEX.connection]: [scoped(ref.tenant, ref.connection)] },
-        // Once expired it can never be used: the retention sweep deletes it (issue 14).
+        // Once expired it can never be used: the retention sweep deletes it.
         expires: pending.expires,
       },
     ]);

@@ -19,13 +19,13 @@ import { requireConfig } from './surface.ts';
 export interface InstallHooks {
   /**
    * Runs after the tombstone is written, and again on every repeated delete, so it must
-   * be idempotent. Issue 6 provides the real one: archive every session of the install
+   * be idempotent. The service's hook archives every session of the install
    * (decisions rows 60, 61, 76: `session.archived` by `install_deleted`).
    */
   deleted(install: Versioned<InstallValue>): Promise<void>;
   /**
    * Runs once the install's key was rotated or revoked (row 77), so that the session
-   * tokens minted under the old key stop at once in this process (issue 14 item 4).
+   * tokens minted under the old key stop at once in this process.
    */
   keyChanged(install: string): void;
 }

@@ -3,7 +3,7 @@
  * token names one (user, tenant); the role is read from the tenant's membership on every
  * request, so a demoted member loses rights at once, not when the token ends.
  *
- * A token stands on the membership it was minted for (issue 14 item 4). A token minted
+ * A token stands on the membership it was minted for. A token minted
  * for a member carries when that membership began (`mc`); once the user is removed the
  * token is refused with 401 at once, and it stays refused if the user is added again
  * later (a new membership, a new sign-in). A token minted while the tenant did not exist

@@ -1,5 +1,5 @@
 /**
- * Bounds on what a server may offer as its catalog (issue 12 item 9). A catalog past a
+ * Bounds on what a server may offer as its catalog. A catalog past a
  * bound is refused whole, at discovery, before anything is stored: a connection links
  * with every tool its server lists or not at all.
  *

@@ -52,7 +52,7 @@ export interface LinkContext extends OAuthContext {
   /** The deadline of each exchange with the server, in ms (the connection's `timeout`). */
   readonly timeoutMs: number;
   readonly signal?: AbortSignal;
-  /** The egress guard every request of the flow goes through (issue 12 item 8). */
+  /** The egress guard every request of the flow goes through. */
   readonly egress: Egress;
 }
 

@@ -35,7 +35,7 @@ export interface CatalogCheckOptions {
   readonly oauthStates?: (endpoint: string) => OAuthStateStore;
   /** `BASE_URL`: the OAuth callback's origin, and where a browser returns by default. */
   readonly baseUrl: string;
-  /** The egress guard (issue 12 item 8); absent, one that allows no refused address. */
+  /** The egress guard; absent, one that allows no refused address. */
   readonly egress?: Egress;
 }
 

@@ -1,5 +1,5 @@
 /**
- * What a session token stands on (issue 14 item 4). A token verifies for its hour, but it
+ * What a session token stands on. A token verifies for its hour, but it
  * stops working as soon as what it was minted under goes away:
  *
  * - a token an install minted (POST /sessions, GET /sessions/{id}/token) carries a tag of

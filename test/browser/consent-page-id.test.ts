@@ -1,5 +1,5 @@
 /**
- * Issue 14 item 5: the consent page checks the request id in its address before it
+ * The consent page checks the request id in its address before it
  * fetches anything. A crafted link whose last segment decodes to another path
  * (`..%2Finstalls%2F…%2Fkey`) would otherwise steer the page's calls, which carry the
  * owner's token, to another route. Headless Chromium records every request the page makes.

@@ -1,5 +1,5 @@
 /**
- * Issue 15 item 5: with `CONSOLE_OIDC_ISSUER` set, an owner signs in on the consent page
+ * With `CONSOLE_OIDC_ISSUER` set, an owner signs in on the consent page
  * through a real OpenID Connect provider on loopback (oidc-provider): authorization code
  * with PKCE in headless Chromium, the ID token exchanged at `POST /console/token`, then
  * consents; the vendor's poll receives its receipt. Without `OPERATOR_GRANT=on` the page

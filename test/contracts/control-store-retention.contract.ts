@@ -1,5 +1,5 @@
 /**
- * Retention in the control store contract (issue 14 item 3): a resource written with
+ * Retention in the control store contract: a resource written with
  * `expires` is deleted by `purgeExpired` once that time has come, with its index entries
  * and the snapshot of the actor named like it; a resource without one is kept for good.
  */

@@ -1,5 +1,5 @@
 /**
- * The bounds on a discovered catalog (issue 12 item 9) as pure checks, then against a real
+ * The bounds on a discovered catalog as pure checks, then against a real
  * MCP server on loopback: too many tools, too many bytes, a name that breaks decisions
  * row 19, a schema that is not JSON Schema. Refusals name the limit or rule, never the
  * server's text.

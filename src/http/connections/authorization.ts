@@ -6,8 +6,8 @@
  *
  * The callback takes no console token: the browser arrives from another site. Its
  * `state` is the credential (single use, bound to one tenant's connection), good only with
- * the cookie the answer that handed out its URL set on the owner's browser (issue 14 item
- * 5, `src/connections/callback-binding.ts`). The request log scrubs `code` and `state`
+ * the cookie the answer that handed out its URL set on the owner's browser
+ * (`src/connections/callback-binding.ts`). The request log scrubs `code` and `state`
  * from the URL (`src/logger.ts`).
  */
 import type { FastifyInstance } from 'fastify';

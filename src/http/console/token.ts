@@ -9,7 +9,7 @@
  * the caller as owner (row 74). The role is not in the token: it is read per request.
  *
  * With `CONSOLE_OIDC_ISSUER` set the operator grant is off unless `OPERATOR_GRANT=on`;
- * every answer carries a credential and says `Cache-Control: no-store` (issue 14 item 4).
+ * every answer carries a credential and says `Cache-Control: no-store`.
  */
 import { timingSafeEqual } from 'node:crypto';
 import type { FastifyInstance } from 'fastify';
@@ -35,7 +35,7 @@ export interface ConsoleTokenDeps {
   readonly oidc: OidcVerifier | undefined;
   /**
    * Whether the operator grant mints console tokens (`OPERATOR_GRANT`). Absent: only while
-   * no identity provider is configured (issue 14 item 4), so a deployment that signs its
+   * no identity provider is configured, so a deployment that signs its
    * users in through one has no second, shared way in unless it asks for it.
    */
   readonly operatorGrant?: boolean;
@@ -98,7 +98,7 @@ export function consoleTokenRoutes(app: FastifyInstance, deps: ConsoleTokenDeps)
           throw new Forbidden('not_member', `${user} is not a member of tenant ${body.tenant}`);
         }
       }
-      // Issue 14 item 4: the token stands on this membership and ends with it.
+      // The token stands on this membership and ends with it.
       const minted = await deps.tokens.mint(
         'console',
         { sub: `console:${user}`, tid: body.tenant, ...membershipClaim(membership) },

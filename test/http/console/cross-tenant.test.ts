@@ -1,6 +1,6 @@
 /**
  * A console token for one tenant never reads or changes another tenant's resources
- * (issue 4 item 1). Every route the OpenAPI document secures with `consoleToken` is
+ *. Every route the OpenAPI document secures with `consoleToken` is
  * called with tenant A's owner token, addressing tenant B's resources by their names
  * (names A holds nothing under). No answer may carry B's data, and B's stored state must
  * be exactly as before. Routes added later are swept the same way: the list comes from

@@ -125,7 +125,7 @@ describe('PUT /console/tenant', () => {
     const removed = await oneMember(harness, owner, 'owner');
     expectOk(await putTenant(removed, { name: 'Test tenant' }), 200);
     await setMembers(harness, owner, []);
-    // Issue 14 item 4: the token stood on the membership and ends with it, at once.
+    // The token stood on the membership and ends with it, at once.
     expectProblem(await putTenant(removed, { name: 'Mine now' }), 401, 'invalid_token');
     expectProblem(await memberships(removed), 401, 'invalid_token');
     // Added again, the user has a new membership: the old token stays refused, a new one works.
@@ -196,7 +196,7 @@ describe('PUT /console/tenant', () => {
     const statuses = answers.map((answer) => answer.status).sort();
     expect(statuses[0]).toBe(201);
     // The loser finds the tenant created without it: its token stands on no membership
-    // there (401, issue 14 item 4), or its write lost the race (409).
+    // there (401), or its write lost the race (409).
     expect([401, 409]).toContain(statuses[1]);
     const members = await storedMembers(tenant);
     expect(Object.values(members)).toEqual(['owner']);

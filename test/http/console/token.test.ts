@@ -59,7 +59,7 @@ describe('POST /console/token, the operator grant', () => {
     );
     expect(answer.expires).toBeLessThanOrEqual(Date.now() + CONSOLE_TOKEN_TTL_MS);
     const verified = await harness.deps.tokens.verify(answer.token, 'console');
-    // Issue 14 item 4: a token answer is never cached.
+    // A token answer is never cached.
     const again = await operatorGrant({ user, tenant });
     expect(again.headers['cache-control']).toBe('no-store');
     expect(verified).toMatchObject({ sub: `console:${user}`, tid: tenant, aud: 'console' });
@@ -245,7 +245,7 @@ describe('POST /console/token with other OpenID Connect settings', () => {
   });
 });
 
-describe('POST /console/token hardened (issue 14 item 4)', () => {
+describe('POST /console/token hardened', () => {
   it('turns the operator grant off when an issuer is configured, unless enabled', async () => {
     const oidcOnly = await startTestApp({
       consoleOidc: { issuer: issuer.issuer, audience: AUDIENCE },

@@ -1,5 +1,5 @@
 /**
- * Issue 14 item 3, what piles up: an unauthenticated `POST /appdoc` has its own small body
+ * What piles up: an unauthenticated `POST /appdoc` has its own small body
  * limit, and every proposal, lapsed or granted, is deleted a retention period after its
  * ten minutes, machine snapshot and all, while the install a consent made stays.
  */

@@ -68,7 +68,7 @@ describe('deleting an install', () => {
     const rows = listed.json<{ items: { id: string; archived: boolean }[] }>().items;
     for (const [index, session] of opened.entries()) {
       expect(rows.find((row) => row.id === session.session)).toMatchObject({ archived: true });
-      // Issue 14 item 4: a deleted install ends its sessions' tokens too.
+      // A deleted install ends its sessions' tokens too.
       const status = await harness.app.inject({
         method: 'GET',
         url: `/sessions/${session.session}/status`,

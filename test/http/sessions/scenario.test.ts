@@ -1,5 +1,5 @@
 /**
- * A session's life over real HTTP (issue 6, "Done when"): open, append with one token,
+ * A session's life over real HTTP ("Done when"): open, append with one token,
  * an identical retry, a different retry, appends under `Idempotency-Key`, status,
  * archive and a repeated archive, each answer checked against the OpenAPI document.
  */
