@@ -1,10 +1,6 @@
-import { randomBytes, randomUUID } from 'node:crypto';
-import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import path from 'node:path';
+import { randomUUID } from 'node:crypto';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { ManualClock, systemEntropy } from '../../src/clock.ts';
-import { ControlOAuthStore } from '../../src/connections/oauth-store.ts';
 import { InvalidRequest, UpstreamFailure } from '../../src/errors.ts';
 import { callTool } from '../../src/mcp/call.ts';
 import { AuthorizationRequired } from '../../src/mcp/failures.ts';
@@ -19,39 +15,34 @@ import type { LinkContext, LinkOutcome, LinkRequest } from '../../src/mcp/oauth.
 import { Egress } from '../../src/net/egress.ts';
 import { parseAllowList } from '../../src/net/addresses.ts';
 import type { OAuthStateStore } from '../../src/mcp/oauth-state.ts';
-import type { ControlStore } from '../../src/storage/control-store.ts';
-import { openSqliteControlStore } from '../../src/storage/sql/open.ts';
 import { listenOnLoopback } from './peers/loopback.ts';
 import { startOAuthServer } from './peers/oauth-server.ts';
 import type { OAuthServer } from './peers/oauth-server.ts';
 import { sampleTools, startPagingServer } from './peers/paging.ts';
+import { startTestApp, type TestApp } from '../support/app.ts';
 import { loopbackEgress } from '../support/egress.ts';
 
 const BASE_URL = 'https://sessions.example.test';
 const egress = loopbackEgress();
 
-// The OAuth state lives where the service keeps it: sealed in a SQLite control store.
-const secretsKey = randomBytes(32);
-let dir: string;
-let control: ControlStore;
+// The OAuth state lives where the service keeps it: sealed in the control store of a
+// running service, whose clock the tests move.
+const clock = new ManualClock();
+let harness: TestApp;
 beforeAll(async () => {
-  dir = await mkdtemp(path.join(tmpdir(), 'mcp-oauth-'));
-  control = await openSqliteControlStore({ file: path.join(dir, 'control.db'), secretsKey });
+  harness = await startTestApp({ clock });
 });
 afterAll(async () => {
-  await control.close();
-  await rm(dir, { recursive: true, force: true });
+  await harness.close();
 });
 
 let peer: OAuthServer;
 let store: OAuthStateStore;
-let clock: ManualClock;
 let context: LinkContext;
 let link: LinkRequest;
 beforeEach(async () => {
   peer = await startOAuthServer();
-  clock = new ManualClock();
-  store = new ControlOAuthStore(control, secretsKey, clock).forEndpoint(peer.endpoint);
+  store = harness.services.oauth.forEndpoint(peer.endpoint);
   context = { store, baseUrl: BASE_URL, clock, entropy: systemEntropy, timeoutMs: 5000, egress };
   link = {
     tenant: `t-${randomUUID()}`,
