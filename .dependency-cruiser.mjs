@@ -38,6 +38,23 @@ export default {
       to: { path: '^src/', pathNot: `${PURE}|^src/schemas/|^src/errors[.]ts$` },
     },
     {
+      name: 'pure-no-io',
+      severity: 'error',
+      comment:
+        'Machines and policies do no I/O: no file, network, process or timer modules, no store or HTTP client.',
+      from: { path: PURE },
+      to: {
+        path: '^(node:)?(fs|fs/promises|net|http|https|http2|child_process|dns|os|timers|timers/promises|worker_threads|dgram|cluster|process)$|(^|/)node_modules/(pg|ioredis|fastify|@fastify/[^/]+|undici|ws|pino|@modelcontextprotocol/sdk)/',
+      },
+    },
+    {
+      name: 'src-imports-no-tooling',
+      severity: 'error',
+      comment: 'The service does not import its tests, benches, scripts or examples.',
+      from: { path: '^src/' },
+      to: { path: '^(test|bench|scripts|examples)/' },
+    },
+    {
       name: 'base-imports-no-layer',
       severity: 'error',
       comment: 'Errors, the clock, the logger and the wire schemas sit under every layer.',

@@ -3,11 +3,11 @@
  * with the layers of docs/architecture.md (`.dependency-cruiser.mjs`), knip
  * (`knip.json`) and ESLint's `max-lines` (`eslint.config.js`), each run with the
  * project's own configuration on a small tree made for the purpose, which holds an import
- * cycle, an upward import, an unused export and a file over the limit; and the real tree
- * passes the same configuration.
+ * cycle, an upward import, I/O in a machine, a dev-only package in `src/`, an unused export
+ * and a file over the limit; and the real tree passes the same configuration.
  */
 import { execFile } from 'node:child_process';
-import { mkdtemp, mkdir, rm, writeFile } from 'node:fs/promises';
+import { mkdtemp, mkdir, rm, symlink, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
@@ -67,6 +67,7 @@ const DEFECTS: Readonly<Record<string, string>> = {
     private: true,
     type: 'module',
     scripts: { start: 'node src/main.ts' },
+    devDependencies: { vitest: '*' },
   }),
   'tsconfig.json': JSON.stringify({
     compilerOptions: {
@@ -83,17 +84,19 @@ const DEFECTS: Readonly<Record<string, string>> = {
     "import { LONG } from './policy/long.ts';",
     'console.log(chart, LONG);',
   ].join('\n'),
-  // An upward import: a pure machine that reaches into storage.
+  // An upward import: a pure machine that reaches into storage; and I/O in a machine.
   'src/machines/chart.ts': [
+    "import { readFileSync } from 'node:fs';",
     "import { stored } from '../storage/store.ts';",
-    'export const chart = stored;',
+    'export const chart = [stored, readFileSync];',
     // An unused export: nothing imports it and nothing in the file uses it.
     'export const forgotten = 1;',
   ].join('\n'),
-  // An import cycle: store and ring import each other.
+  // An import cycle: store and ring import each other; and a dev-only package in src/.
   'src/storage/store.ts': [
+    "import { expect } from 'vitest';",
     "import { ring } from './ring.ts';",
-    'export const stored = ring + 1;',
+    'export const stored = expect(ring + 1);',
   ].join('\n'),
   'src/storage/ring.ts': [
     "import { stored } from './store.ts';",
@@ -111,6 +114,7 @@ const DEFECTS: Readonly<Record<string, string>> = {
 let fixture: string;
 beforeAll(async () => {
   fixture = await mkdtemp(path.join(tmpdir(), 'house-checks-'));
+  await symlink(path.join(ROOT, 'node_modules'), path.join(fixture, 'node_modules'));
   for (const [file, text] of Object.entries(DEFECTS)) {
     await mkdir(path.dirname(path.join(fixture, file)), { recursive: true });
     await writeFile(path.join(fixture, file), `${text}\n`);
@@ -121,13 +125,17 @@ afterAll(async () => {
 });
 
 describe('the checks of npm test', () => {
-  it('dependency-cruiser reports the import cycle and the upward import', async () => {
+  it('dependency-cruiser reports the import cycle, the upward import, I/O in a machine and a dev-only package', async () => {
     const { code, out } = await depcruise(fixture);
     expect(code).not.toBe(0);
     expect(out).toMatch(
       /no-cycle: src\/storage\/(store|ring)\.ts →\s+src\/storage\/(ring|store)\.ts/,
     );
     expect(out).toContain('pure-core: src/machines/chart.ts → src/storage/store.ts');
+    expect(out).toContain('pure-no-io: src/machines/chart.ts → fs');
+    expect(out).toMatch(
+      /src-no-dev-dependency: src\/storage\/store\.ts → \S*node_modules\/vitest\//,
+    );
   });
 
   it('knip reports the unused export', async () => {
