@@ -28,7 +28,17 @@ export default tseslint.config(
     rules: { 'no-restricted-properties': 'off' },
   },
   {
-    files: ['**/*.js'],
+    files: ['**/*.js', '**/*.mjs'],
     ...tseslint.configs.disableTypeChecked,
+  },
+  // One concept per file: 300 lines for the service, its scripts and examples. A test or
+  // bench file also holds its cases' table and fixtures, so it may run to 400.
+  { files: ['**/*.{ts,js}'], rules: { 'max-lines': ['error', { max: 300 }] } },
+  { files: ['test/**', 'bench/**'], rules: { 'max-lines': ['error', { max: 400 }] } },
+  {
+    // Temporary: the turn machine, the turn runtime and its bench are being split by
+    // their owner; lift this once they are.
+    files: ['src/machines/turn.machine.ts', 'src/turns/**', 'bench/turns.ts'],
+    rules: { 'max-lines': 'off' },
   },
 );

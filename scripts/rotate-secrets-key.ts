@@ -1,5 +1,5 @@
 /**
- * `npm run secrets:rotate` (issue 14 item 6): puts a new secrets key in front of the ring.
+ * `npm run secrets:rotate`: puts a new secrets key in front of the ring.
  * From the next start on, values sealed at rest (tenant secrets, connections' OAuth
  * credentials) are sealed under the new key; those sealed before keep opening under the
  * keys behind it. Restart every process of the deployment after rotating: a process still

@@ -34,7 +34,7 @@ import { sessionTailRoutes } from './http/tails/session-tail.ts';
 import { installHeartbeat } from './http/tails/heartbeat.ts';
 import { TAIL_LIMITS, type TailLimits } from './http/tails/limits.ts';
 import { HTTP_TIMEOUTS, serverTimeouts, type HttpTimeouts } from './http/timeouts.ts';
-import { vendorFlowRoutes } from './http/vendor/flow.ts';
+import { vendorFlowRoutes } from './http/proposals/flow.ts';
 import type { TrustProxy } from './net/proxies.ts';
 import { buildServices, type Services, type ServicesDeps } from './services.ts';
 
@@ -51,17 +51,17 @@ export interface AppDeps extends ServicesDeps {
   readonly rateLimitRedis?: Redis | Cluster | undefined;
   /** `TRUST_PROXY`: which proxies' `X-Forwarded-For` names the client (off by default). */
   readonly trustProxy?: TrustProxy | undefined;
-  /** Largest body of the unauthenticated `POST /appdoc` (issue 14 item 3; 256 KiB by default). */
+  /** Largest body of the unauthenticated `POST /appdoc` (256 KiB by default). */
   readonly appdocBodyLimit?: number;
   /** SHA-256 of the operator token (decisions row 73). */
   readonly operatorTokenHash: string;
   /** Whether the operator grant is on; absent, only without an identity provider. */
   readonly operatorGrant?: boolean;
-  /** Aborted when the process stops: open tails end cleanly (issue 2 item 10). */
+  /** Aborted when the process stops: open tails end cleanly. */
   readonly shutdown: AbortSignal;
-  /** How long clients may take over requests (issue 14 item 2); `HTTP_TIMEOUTS` when absent. */
+  /** How long clients may take over requests; `HTTP_TIMEOUTS` when absent. */
   readonly http?: HttpTimeouts | undefined;
-  /** Caps, buffers and liveness of the tails (issue 14 item 2); `TAIL_LIMITS` when absent. */
+  /** Caps, buffers and liveness of the tails; `TAIL_LIMITS` when absent. */
   readonly tailLimits?: TailLimits | undefined;
   /** `METRICS_TOKEN`: who may scrape `GET /metrics` from elsewhere (`http/metrics.ts`). */
   readonly metricsToken?: string | undefined;
@@ -119,7 +119,7 @@ export async function createApp(
   app.setNotFoundHandler({ preHandler: rateLimit }, notFound);
 
   // Turns are driven once the app is ready (sessions a crash left mid-turn resume now),
-  // and ended resources are purged from then on (issue 14 item 3);
+  // and ended resources are purged from then on;
   // the drivers stop and the commands under way finish before the caller closes the stores.
   app.addHook('onReady', () => {
     services.turns.start();

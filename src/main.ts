@@ -31,7 +31,7 @@ async function main(): Promise<void> {
   }
 
   const logger = createLogger({ level: config.logLevel });
-  // Owner only (issue 14 item 6): the folder holds the keys and the embedded database.
+  // Owner only: the folder holds the keys and the embedded database.
   await mkdir(config.dataDir, { recursive: true, mode: 0o700 });
   const keys = await loadKeyMaterial({
     dataDir: config.dataDir,
@@ -63,7 +63,7 @@ async function main(): Promise<void> {
     baseUrl: config.baseUrl,
     bodyLimit: config.bodyLimit,
     rateLimits: config.rateLimits,
-    // Issue 14 item 1: with REDIS_URL every process counts against the same limits.
+    // With REDIS_URL every process counts against the same limits.
     rateLimitRedis: stores.redis,
     trustProxy: config.trustProxy,
     appdocBodyLimit: config.appdocBodyLimit,

@@ -1,5 +1,5 @@
 /**
- * The one human line `npm start` prints once it listens (issue 15 item 4), beside its JSON
+ * The one human line `npm start` prints once it listens, beside its JSON
  * logs: where the API, its reference and the console API are, where the data lives, and
  * how to get an operator token. Plain text on stderr, so stdout stays JSON lines for a log
  * collector. It names no secret: the operator token itself is printed once, apart.

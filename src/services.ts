@@ -21,6 +21,7 @@ import { ConnectionService } from './connections/service.ts';
 import type { InstallHooks } from './consent/installs.ts';
 import { ProposalFlow } from './consent/proposals.ts';
 import { OidcVerifier } from './console/oidc.ts';
+import { archiveSessionsOf } from './sessions/archive-install.ts';
 import { SessionDirectory } from './sessions/directory.ts';
 import { deriveSessionIdKey } from './sessions/ids.ts';
 import { SessionLifecycle } from './sessions/lifecycle.ts';
@@ -74,7 +75,7 @@ export interface ServicesDeps {
   readonly sealKey: Buffer;
   /**
    * The secrets keys that seal the connections' OAuth state: the current one seals, every
-   * one opens (issue 14). Absent: `sealKey` alone.
+   * one opens. Absent: `sealKey` alone.
    */
   readonly secretsKeyring?: SecretsKeyring | undefined;
   /** The OpenID Connect issuer console ID tokens come from, when one is configured. */
@@ -82,7 +83,7 @@ export interface ServicesDeps {
     | {
         readonly issuer: string;
         readonly audience: string | undefined;
-        /** The only algorithms an ID token may be signed with (issue 14 item 4). */
+        /** The only algorithms an ID token may be signed with. */
         readonly algorithms?: readonly string[] | undefined;
       }
     | undefined;
@@ -144,7 +145,7 @@ export function buildServices(deps: ServicesDeps): Services {
     liveSessionStates: () => turns.statesHeld,
   });
   const directory = new SessionDirectory(controlStore);
-  // Issue 14 item 4: a session token ends with the install key, install or membership it
+  // A session token ends with the install key, install or membership it
   // was minted under.
   const sessionTokens = new SessionTokens({
     tokens: deps.tokens,
@@ -274,28 +275,4 @@ export function buildServices(deps: ServicesDeps): Services {
       await host.close();
     },
   };
-}
-
-/**
- * Decisions rows 61 and 76: deleting an install ends its sessions, each with
- * `session.archived` by `install_deleted`. Archiving is idempotent, so a repeated delete
- * finishes what an interrupted one left.
- */
-async function archiveSessionsOf(
-  install: string,
-  directory: SessionDirectory,
-  lifecycle: SessionLifecycle,
-): Promise<void> {
-  let after: string | undefined;
-  do {
-    const page = await directory.page({ install }, after, 100);
-    for (const row of page.rows) {
-      if (row.archived) continue;
-      const session = await directory.get(row.id);
-      if (session !== null && !session.value.archived) {
-        await lifecycle.archive(session.value, { by: 'install_deleted' });
-      }
-    }
-    after = page.next ?? undefined;
-  } while (after !== undefined);
 }

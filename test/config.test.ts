@@ -30,7 +30,7 @@ describe('configuration', () => {
     });
   });
 
-  it('turns the operator grant off under an identity provider unless asked (issue 14)', () => {
+  it('turns the operator grant off under an identity provider unless asked', () => {
     const issuer = { CONSOLE_OIDC_ISSUER: 'https://id.example' };
     expect(parseConfig({}, '/').operatorGrant).toBe(true);
     expect(parseConfig(issuer, '/').operatorGrant).toBe(false);
@@ -48,7 +48,7 @@ describe('configuration', () => {
     expect(() => parseConfig({ SECRETS_KEY: `${a},short` }, '/')).toThrow('SECRETS_KEY');
   });
 
-  it('defaults and reads the limits on slow and greedy clients (issue 14 item 2)', () => {
+  it('defaults and reads the limits on slow and greedy clients', () => {
     expect(parseConfig({}, '/')).toMatchObject({
       http: { headersMs: 10_000, requestMs: 30_000, connectionMs: 60_000, keepAliveMs: 72_000 },
       tails: {
@@ -97,7 +97,7 @@ describe('configuration', () => {
     ).toThrow('HTTP_HEADERS_TIMEOUT: must not be longer than HTTP_REQUEST_TIMEOUT');
   });
 
-  it('reads the limit of each route family (issue 14 item 1)', () => {
+  it('reads the limit of each route family', () => {
     const config = parseConfig(
       {
         RATE_LIMIT_PER_SECOND: '7',

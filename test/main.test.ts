@@ -93,7 +93,7 @@ describe('npm start on the embedded default', () => {
     const first = start(env);
     expect(await healthyWithin(url, 15_000)).toBeLessThan(15_000);
     expect(first.stderr()).toMatch(/Operator token \(shown once, keep it safe\): op_/);
-    // Issue 15 item 4: one plain line says where to go, where the data is, and the token.
+    // One plain line says where to go, where the data is, and the token.
     const ready = await readyLineOf(first);
     expect(ready).toContain(`ready at ${url}`);
     expect(ready).toContain(`docs ${url}/docs`);
@@ -120,7 +120,7 @@ describe('npm start on the embedded default', () => {
       body: JSON.stringify({ name: 'Acme' }),
     });
     expect(created.status).toBe(201);
-    // Issue 3: the embedded service idles under 200 MB of resident memory.
+    // The embedded service idles under 200 MB of resident memory.
     await new Promise((resolve) => setTimeout(resolve, 500));
     expect(await residentMb(first.child.pid ?? 0)).toBeLessThan(200);
     first.child.kill('SIGTERM');
@@ -144,7 +144,7 @@ describe('npm start on the embedded default', () => {
     expect(await second.exit).toBe(0);
   }, 45_000);
 
-  it('creates its data folder, keys and database readable by the owner only (issue 14 item 6)', async () => {
+  it('creates its data folder, keys and database readable by the owner only', async () => {
     const parent = await mkdtemp(path.join(tmpdir(), 'main-modes-'));
     dirs.push(parent);
     const dataDir = path.join(parent, 'data');

@@ -1,5 +1,5 @@
 /**
- * Issue 15 item 4: a production install (`npm ci --omit=dev`) runs the service. Every
+ * A production install (`npm ci --omit=dev`) runs the service. Every
  * package `src/` imports is a dependency, not a dev dependency; and the service started
  * with every dev-only package made unresolvable (`support/production-only.ts`) serves its
  * pages and the whole quickstart.

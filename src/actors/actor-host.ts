@@ -26,17 +26,11 @@
  * time reaches machines only as `now` on commands. Invoked actors do run: their answers
  * are events the machine takes while the command waits in step 3.
  */
-import {
-  createActor,
-  type AnyActor,
-  type AnyStateMachine,
-  type EmittedFrom,
-  type EventFromLogic,
-  type SnapshotFrom,
-} from 'xstate';
+import type { AnyStateMachine, EmittedFrom, EventFromLogic, SnapshotFrom } from 'xstate';
 import type { Clock } from '../clock.ts';
 import { Conflict, Unavailable } from '../errors.ts';
 import type { ControlStore, SnapshotRecord } from '../storage/control-store.ts';
+import { activate, type Activation } from './activation.ts';
 import type { ActorType, CommandOf } from './actor-type.ts';
 import { Mailboxes } from './mailbox.ts';
 import { failure, rested, settle } from './settled.ts';
@@ -77,23 +71,6 @@ export interface ActorHostStats {
   /** Actors passivated by `sweep()`. */
   readonly passivations: number;
 }
-
-interface Activation {
-  readonly actor: AnyActor;
-  /** The stored version the actor's state was committed at. */
-  version: number;
-  /** `clock.now()` when it last answered a command. */
-  lastUsed: number;
-  /** How long it is kept after that (`ActorType.keepMs`). */
-  readonly keepMs: number;
-  /** Effects started by the command under way. */
-  readonly pending: Promise<unknown>[];
-  /** Events emitted by the command under way. */
-  readonly emitted: unknown[];
-}
-
-/** XState timers that never fire: hosted machines get time from `now` alone. */
-const inertClock = { setTimeout: () => 0, clearTimeout: () => undefined };
 
 /** Hosts actors of any `ActorType` over one control store. */
 export class ActorHost {
@@ -239,33 +216,11 @@ export class ActorHost {
     if (cached?.version === version && type.state === undefined) return cached;
     if (cached !== undefined) this.#drop(key);
 
-    const pending: Promise<unknown>[] = [];
-    const emitted: unknown[] = [];
     try {
-      const logic = type.logic((work) => {
-        // Marked handled now; the command awaits it (and reports it) after the transition.
-        work.catch(() => undefined);
-        pending.push(work);
-      }, id);
-      const actor = createActor(logic as AnyStateMachine, {
-        clock: inertClock,
-        ...(record === null ? {} : { snapshot: record.snapshot as never }),
-      });
-      actor.on('*', (event) => void emitted.push(event));
-      // An actor that errors reports to its observers; without one XState rethrows later.
-      actor.subscribe({ error: () => undefined });
-      actor.start();
-      const started = actor.getSnapshot() as { status: string; error?: unknown };
-      // A snapshot the machine cannot restore (a state it no longer has) errors on start.
-      if (started.status === 'error') throw started.error;
-      const activation: Activation = {
-        actor,
-        version,
-        lastUsed: this.#clock.now(),
+      const activation = activate(type, id, record, {
         keepMs: type.keepMs ?? this.#idleMs,
-        pending,
-        emitted,
-      };
+        now: this.#clock.now(),
+      });
       this.#active.set(key, activation);
       this.#counts.activations += 1;
       return activation;

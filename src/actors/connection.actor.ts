@@ -24,7 +24,7 @@ import {
   type RestingState,
 } from '../machines/connection.machine.ts';
 import type { ConnectionRef } from '../mcp/oauth-state.ts';
-import { scoped, type ConnectionValue } from '../resources/types.ts';
+import { scoped } from '../resources/types.ts';
 import { connectionLogic, type ConnectionEffectDeps } from '../connections/effects.ts';
 import { contextOf, indexOf, valueOf } from '../connections/stored.ts';
 import type { ActorType, StateStore } from './actor-type.ts';
@@ -70,7 +70,7 @@ function connectionState(deps: ConnectionEffectDeps): StateStore {
   return {
     async load(id) {
       const ref = refOf(id);
-      const stored = await control.get<ConnectionValue>('connection', ref.tenant, ref.connection);
+      const stored = await control.get('connection', ref.tenant, ref.connection);
       if (stored === null) return null;
       const snapshot = connectionMachine.resolveState({
         value: stored.value.state,
@@ -86,7 +86,7 @@ function connectionState(deps: ConnectionEffectDeps): StateStore {
       const ref = refOf(id);
       const { state, context } = restingOf(snapshot);
       const value = valueOf(ref.connection, state, context);
-      const stored = await control.get<ConnectionValue>('connection', ref.tenant, ref.connection);
+      const stored = await control.get('connection', ref.tenant, ref.connection);
       if ((stored?.version ?? 0) !== expect) {
         throw new Conflict('version_conflict', `connection ${id} moved on from version ${expect}`);
       }

@@ -1,5 +1,5 @@
 /**
- * The secrets keys of a deployment as a ring (issue 14 item 6): the current key seals
+ * The secrets keys of a deployment as a ring: the current key seals
  * what is kept at rest, every key of the ring still opens it (`src/storage/secret-box.ts`,
  * where each sealed value names the id of its key).
  *

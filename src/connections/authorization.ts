@@ -5,8 +5,7 @@
  *
  * The callback carries no console token: its `state` is a random single-use handle bound
  * to the tenant, the connection, its endpoint and the PKCE verifier (row 45), and it is
- * finished only from the browser the owner asked for it in (issue 14 item 5,
- * `callback-binding.ts`): a link opened anywhere else is refused and left unused. Once the
+ * finished only from the browser the owner asked for it in (`callback-binding.ts`): a link opened anywhere else is refused and left unused. Once the
  * handle was good and the browser the owner's, the callback never answers with a problem:
  * the owner's browser is sent back to `return_to`, with `error` in the query when the link
  * did not finish.

@@ -1,5 +1,5 @@
 /**
- * Binding an OAuth authorization to the owner's browser (issue 14 item 5). The `state` a
+ * Binding an OAuth authorization to the owner's browser. The `state` a
  * connection's authorization URL carries is single use and names one tenant's connection
  * (decisions row 45), but whoever holds the URL could open it: a forwarded or stolen link
  * would attach the account of whoever signs in at the authorization server to the

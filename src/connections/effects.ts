@@ -8,8 +8,7 @@
  *   or a new authorization URL; 3.3 rows 2 and 4), or `freshAuthorizeUrl` (row 43).
  * - `authorizer`: `finishLink`, the code exchange with PKCE, then discovery (row 45).
  *
- * Every request to the server goes through the process's egress guard (`deps.egress`,
- * issue 12 item 8). Where the owner is linking (`PUT /connections`), a refusal of the
+ * Every request to the server goes through the process's egress guard (`deps.egress`). Where the owner is linking (`PUT /connections`), a refusal of the
  * guard is the owner's to fix: 400 `endpoint_refused` naming `body.endpoint`.
  *
  * Both answer a `LinkResult`; every failure is a `ServiceError` (502 upstream failures,
@@ -21,7 +20,7 @@ import { fromPromise } from 'xstate';
 import type { EffectSink } from '../actors/actor-type.ts';
 import type { Clock, Entropy } from '../clock.ts';
 import { InvalidRequest } from '../errors.ts';
-import type { Catalog as DiscoveredCatalog } from '../mcp/catalog.ts';
+import type { DiscoveredCatalog } from '../mcp/catalog.ts';
 import { discoverCatalog } from '../mcp/discover.ts';
 import { EndpointRefused } from '../mcp/failures.ts';
 import {
@@ -66,9 +65,9 @@ export function timeoutMs(timeout: string | null): number {
 }
 
 /**
- * The kept form of a discovered catalog (2.12, row 42): the tools and their digest as the
- * wire shows it (64 hex, the `sha256:` prefix of `src/mcp/catalog.ts` dropped). Session
- * start compares `keptCatalog(discovered).digest` with the kept one (row 47).
+ * The kept form of a discovered catalog (2.12, row 42): its tools, digest and capture time,
+ * without the server's introduction. Session start compares a fresh discovery's digest
+ * with the kept one (row 47).
  */
 export function keptCatalog(catalog: DiscoveredCatalog): Catalog {
   return {
@@ -78,7 +77,7 @@ export function keptCatalog(catalog: DiscoveredCatalog): Catalog {
       inputSchema: { ...tool.inputSchema },
       ...(tool.outputSchema === undefined ? {} : { outputSchema: { ...tool.outputSchema } }),
     })),
-    digest: catalog.digest.replace(/^sha256:/, ''),
+    digest: catalog.digest,
     captured: catalog.captured,
   };
 }
@@ -129,7 +128,7 @@ async function resultOf(
 }
 
 /**
- * Issue 12 item 8: an endpoint the guard refuses, while the owner links it, is a 400
+ * An endpoint the guard refuses, while the owner links it, is a 400
  * naming `body.endpoint`; the message says which rule, never what the server said.
  */
 function refusedEndpoint(error: unknown): unknown {

@@ -28,7 +28,12 @@ import type {
   StoredClient,
   StoredTokens,
 } from '../mcp/oauth-state.ts';
-import { INDEX, scoped } from '../resources/types.ts';
+import {
+  INDEX,
+  scoped,
+  type SealedOAuthState,
+  type SealedPendingAuthorization,
+} from '../resources/types.ts';
 import type { ControlStore, Versioned } from '../storage/control-store.ts';
 import { createSecretBox, type SecretBox, type SecretsKeyring } from '../storage/secret-box.ts';
 
@@ -36,18 +41,6 @@ import { createSecretBox, type SecretBox, type SecretsKeyring } from '../storage
 const PURPOSE = 'connections/oauth-state/v1';
 const KIND = 'oauth_state';
 const PENDING_SCOPE = '';
-
-/** A stored credential: the sealed JSON of a client or a token set. */
-interface SealedValue {
-  readonly sealed: string;
-}
-
-/** A stored pending authorization: what lookups need in the clear, the rest sealed. */
-interface SealedPending extends SealedValue {
-  readonly tenant: string;
-  readonly connection: string;
-  readonly expires: number;
-}
 
 type CredentialKind = 'client' | 'tokens';
 
@@ -94,13 +87,13 @@ export class ControlOAuthStore {
    * which connection it finishes before it finishes it. Answers expired ones too.
    */
   async peekPending(state: string): Promise<PendingAuthorization | undefined> {
-    const stored = await this.#store.get<SealedPending>(KIND, PENDING_SCOPE, pendingId(state));
+    const stored = await this.#store.get(KIND, PENDING_SCOPE, pendingId(state));
     return stored === null ? undefined : (this.#open(stored) as PendingAuthorization);
   }
 
   /** Takes the pending authorization `state` names: single use, even under a race. */
   async takePending(state: string): Promise<PendingAuthorization | undefined> {
-    const stored = await this.#store.get<SealedPending>(KIND, PENDING_SCOPE, pendingId(state));
+    const stored = await this.#store.get(KIND, PENDING_SCOPE, pendingId(state));
     if (stored === null) return undefined;
     try {
       await this.#store.write([
@@ -137,7 +130,7 @@ export class ControlOAuthStore {
     endpoint: string,
   ): Promise<T | undefined> {
     const id = credentialId(kind, ref.connection, endpoint);
-    const stored = await this.#store.get<SealedValue>(KIND, ref.tenant, id);
+    const stored = await this.#store.get(KIND, ref.tenant, id);
     return stored === null ? undefined : (this.#open(stored) as T);
   }
 
@@ -154,7 +147,7 @@ export class ControlOAuthStore {
         kind: KIND,
         scope: ref.tenant,
         id,
-        value: { sealed: this.#seal(value, ref.tenant, id) } satisfies SealedValue,
+        value: { sealed: this.#seal(value, ref.tenant, id) } satisfies SealedOAuthState,
         expect: null,
         index: { [INDEX.connection]: [scoped(ref.tenant, ref.connection)] },
       },
@@ -177,7 +170,7 @@ export class ControlOAuthStore {
   async #savePending(pending: PendingAuthorization): Promise<void> {
     const ref = { tenant: pending.tenant, connection: pending.connection };
     const id = pendingId(pending.state);
-    const value: SealedPending = {
+    const value: SealedPendingAuthorization = {
       tenant: pending.tenant,
       connection: pending.connection,
       expires: pending.expires,
@@ -192,7 +185,7 @@ export class ControlOAuthStore {
         value,
         expect: 0,
         index: { [INDEX.connection]: [scoped(ref.tenant, ref.connection)] },
-        // Once expired it can never be used: the retention sweep deletes it (issue 14).
+        // Once expired it can never be used: the retention sweep deletes it.
         expires: pending.expires,
       },
     ]);
@@ -201,7 +194,8 @@ export class ControlOAuthStore {
     await this.#deleteWhere(
       ref,
       (resource) =>
-        resource.scope === PENDING_SCOPE && (resource.value as SealedPending).expires <= now,
+        resource.scope === PENDING_SCOPE &&
+        (resource.value as SealedPendingAuthorization).expires <= now,
     );
   }
 
@@ -209,7 +203,7 @@ export class ControlOAuthStore {
     ref: ConnectionRef,
     matches: (resource: Versioned<unknown>) => boolean,
   ): Promise<void> {
-    const found = await this.#store.findByIndex<unknown>(
+    const found = await this.#store.findByIndex(
       KIND,
       INDEX.connection,
       scoped(ref.tenant, ref.connection),
@@ -234,7 +228,7 @@ export class ControlOAuthStore {
     return this.#box.seal(JSON.stringify(value), `${scope}/${id}`);
   }
 
-  #open(stored: Versioned<SealedValue>): unknown {
+  #open(stored: Versioned<SealedOAuthState>): unknown {
     return JSON.parse(this.#box.open(stored.value.sealed, `${stored.scope}/${stored.id}`));
   }
 }

@@ -15,7 +15,7 @@ import { connectionActor, connectionActorId, type Rested } from '../actors/conne
 import { Conflict, InvalidRequest, NotFound } from '../errors.ts';
 import type { ConnectionEvent } from '../machines/connection.machine.ts';
 import type { ConnectionRef } from '../mcp/oauth-state.ts';
-import { INDEX, scoped, type ConnectionValue, type InstallValue } from '../resources/types.ts';
+import { INDEX, scoped, type ConnectionValue } from '../resources/types.ts';
 import type { WriteOutcome } from '../schemas/common.ts';
 import type { Connection, PutConnectionBody } from '../schemas/connections.ts';
 import type { ControlStore, Versioned } from '../storage/control-store.ts';
@@ -57,7 +57,7 @@ export class ConnectionService {
 
   /** The stored connection, or null. */
   read(ref: ConnectionRef): Promise<Stored | null> {
-    return this.#store.get<ConnectionValue>('connection', ref.tenant, ref.connection);
+    return this.#store.get('connection', ref.tenant, ref.connection);
   }
 
   /** The stored connection. @throws NotFound `connection_not_found` (§7). */
@@ -131,7 +131,7 @@ export class ConnectionService {
 
   /** `GET /connections`: the tenant's connections by name. */
   async list(tenant: string): Promise<Connection[]> {
-    const stored = await this.#store.list<ConnectionValue>('connection', tenant);
+    const stored = await this.#store.list('connection', tenant);
     return stored.map((resource) => wireOf(resource.value));
   }
 
@@ -153,11 +153,7 @@ export class ConnectionService {
   async remove(ref: ConnectionRef): Promise<void> {
     const stored = await this.require(ref);
     const installs = (
-      await this.#store.findByIndex<InstallValue>(
-        'install',
-        INDEX.connection,
-        scoped(ref.tenant, ref.connection),
-      )
+      await this.#store.findByIndex('install', INDEX.connection, scoped(ref.tenant, ref.connection))
     )
       .filter((install) => install.scope === ref.tenant && !install.value.deleted)
       .map((install) => install.id);

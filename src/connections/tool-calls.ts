@@ -1,6 +1,6 @@
 /**
- * The service calls a tenant's extra tool itself (decisions row 89; issue "Tool calls"
- * item 6): over MCP, to the connection's endpoint through the egress guard, with the
+ * The service calls a tenant's extra tool itself (decisions row 89):
+ * over MCP, to the connection's endpoint through the egress guard, with the
  * connection's credential (its bearer secret, or its OAuth client, which refreshes a
  * refused token), within the call's deadline span. The answer is what `invoke.completed`
  * records: the server's CallToolResult, or `ok: false` with why the call could not be made
@@ -9,7 +9,6 @@
  */
 import { isServiceError } from '../errors.ts';
 import { callTool } from '../mcp/call.ts';
-import type { ConnectionValue } from '../resources/types.ts';
 import { accessOf, type CatalogCheckOptions } from '../sessions/catalog-check.ts';
 import { Egress } from '../net/egress.ts';
 
@@ -41,7 +40,7 @@ export class ConnectionToolCaller {
 
   /** Calls the tool; never throws for what the server or the network did. */
   async call(request: ToolCallRequest): Promise<ToolCallOutcome> {
-    const stored = await this.#options.controlStore.get<ConnectionValue>(
+    const stored = await this.#options.controlStore.get(
       'connection',
       request.tenant,
       request.connection,
@@ -66,7 +65,7 @@ export class ConnectionToolCaller {
       const ok = result.isError !== true;
       return { ok, result, error: ok ? null : 'the tool answered an error result' };
     } catch (error) {
-      // Service errors say what failed without the server's text (item 8).
+      // Service errors say what failed without the server's text.
       if (isServiceError(error)) return failed(`${error.code}: ${error.message}`);
       return failed('the call failed');
     }

@@ -18,7 +18,7 @@ import type { TenantConfig } from '../schemas/tenant.ts';
 import { installIndex } from './documents.ts';
 
 async function proposalOf(store: ControlStore, request: string): Promise<Versioned<ProposalValue>> {
-  const proposal = await store.get<ProposalValue>('proposal', '', request);
+  const proposal = await store.get('proposal', '', request);
   if (proposal === null) throw new NotFound('no_such_request', 'no proposal by that request');
   return proposal;
 }
@@ -37,7 +37,7 @@ function bind(proposal: Versioned<ProposalValue>, tenant: string): ControlWrite 
 
 /** Creates the install and its key (3.2 row 2); the key is the hash minted with the proposal. */
 async function createInstall(store: ControlStore, params: InstallEffect): Promise<void> {
-  const existing = await store.get<InstallValue>('install', params.tenant, params.install);
+  const existing = await store.get('install', params.tenant, params.install);
   if (existing !== null) {
     if (existing.value.request === params.request) return;
     throw new Conflict('install_exists', 'another install holds this id');
@@ -70,7 +70,7 @@ async function createInstall(store: ControlStore, params: InstallEffect): Promis
 
 /** Row 94: the vendor document and the consent are replaced; the install and key are kept. */
 async function updateInstall(store: ControlStore, params: InstallEffect): Promise<void> {
-  const current = await store.get<InstallValue>('install', params.tenant, params.install);
+  const current = await store.get('install', params.tenant, params.install);
   if (current === null || current.value.deleted) {
     throw new NotFound('install_gone', 'the install this proposal updates is gone');
   }

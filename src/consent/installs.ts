@@ -19,22 +19,16 @@ import { requireConfig } from './surface.ts';
 export interface InstallHooks {
   /**
    * Runs after the tombstone is written, and again on every repeated delete, so it must
-   * be idempotent. Issue 6 provides the real one: archive every session of the install
+   * be idempotent. The service's hook archives every session of the install
    * (decisions rows 60, 61, 76: `session.archived` by `install_deleted`).
    */
   deleted(install: Versioned<InstallValue>): Promise<void>;
   /**
    * Runs once the install's key was rotated or revoked (row 77), so that the session
-   * tokens minted under the old key stop at once in this process (issue 14 item 4).
+   * tokens minted under the old key stop at once in this process.
    */
   keyChanged(install: string): void;
 }
-
-/** Until sessions exist (issue 6) nothing else belongs to an install. */
-export const NO_INSTALL_HOOKS: InstallHooks = {
-  deleted: () => Promise.resolve(),
-  keyChanged: () => undefined,
-};
 
 /** One page of `GET /installs` (row 39: `next` is passed back as `after`). */
 export interface InstallPage {
@@ -48,7 +42,7 @@ export async function liveInstall(
   tenant: string,
   id: string,
 ): Promise<Versioned<InstallValue>> {
-  const install = await store.get<InstallValue>('install', tenant, id);
+  const install = await store.get('install', tenant, id);
   if (install === null) throw new NotFound('no_such_install', 'the tenant has no such install');
   if (install.value.deleted) throw new NotFound('install_gone', 'the install was deleted');
   return install;
@@ -65,7 +59,7 @@ export async function listInstalls(
   let cursor = after;
   // Tombstones are skipped, so a page may take more than one read.
   while (live.length <= limit) {
-    const batch = await store.list<InstallValue>('install', tenant, {
+    const batch = await store.list('install', tenant, {
       ...(cursor === undefined ? {} : { after: cursor }),
       limit: limit + 1,
     });
@@ -128,7 +122,7 @@ export async function deleteInstall(
   id: string,
   hooks: InstallHooks,
 ): Promise<void> {
-  const install = await store.get<InstallValue>('install', tenant, id);
+  const install = await store.get('install', tenant, id);
   if (install === null) throw new NotFound('no_such_install', 'the tenant has no such install');
   const tombstone = install.value.deleted
     ? install

@@ -127,7 +127,7 @@ export class ProposalFlow {
     const secret = credentialLookup(presented, 'ps');
     if (secret === null)
       throw new Unauthenticated('the poll secret is not one this service issued', true);
-    const proposal = await this.#deps.store.get<ProposalValue>('proposal', '', request);
+    const proposal = await this.#deps.store.get('proposal', '', request);
     if (proposal === null) throw badSecret();
     const answer = await this.#send(request, { type: 'poll.requested', secret });
     if (answer.outcome === 'bad_secret') throw badSecret();
@@ -138,7 +138,7 @@ export class ProposalFlow {
   /** Decisions row 72: the proposal as a member of `tenant` reads it. */
   async read(tenant: string, request: string): Promise<ConsentRead> {
     const { store, clock } = this.#deps;
-    const proposal = await store.get<ProposalValue>('proposal', '', request);
+    const proposal = await store.get('proposal', '', request);
     const stored = await store.loadSnapshot(PROPOSAL_ACTOR, request);
     const parsed = StoredProposal.safeParse(stored?.snapshot);
     if (proposal === null || !parsed.success)
@@ -167,7 +167,7 @@ export class ProposalFlow {
    */
   async consent(tenant: string, request: string, config: TenantConfig): Promise<ConsentAnswer> {
     const { store } = this.#deps;
-    const proposal = await store.get<ProposalValue>('proposal', '', request);
+    const proposal = await store.get('proposal', '', request);
     if (proposal === null) throw new NotFound('no_such_request', NO_SUCH_REQUEST);
     // Row 94: an update, or a granted request, belongs to one tenant; only its owners act.
     const owner = proposal.value.tenant === null || proposal.value.tenant === tenant;
@@ -201,7 +201,7 @@ export class ProposalFlow {
    * same; a granted request is a conflict naming its install.
    */
   async decline(tenant: string, request: string): Promise<DeclineAnswer> {
-    const proposal = await this.#deps.store.get<ProposalValue>('proposal', '', request);
+    const proposal = await this.#deps.store.get('proposal', '', request);
     if (proposal === null) throw new NotFound('no_such_request', NO_SUCH_REQUEST);
     const owner = proposal.value.tenant === null || proposal.value.tenant === tenant;
     const answer = await this.#send(request, { type: 'consent.declined', owner });

@@ -13,7 +13,7 @@ import type { CodeOf } from '../error-codes.ts';
 import { InvalidRequest, isServiceError } from '../errors.ts';
 import { compilePolicies } from '../policy/compile.ts';
 import type { SurfaceTool } from '../policy/types.ts';
-import type { ConnectionValue, InferenceValue } from '../resources/types.ts';
+import type { ConnectionValue } from '../resources/types.ts';
 import type { ControlStore } from '../storage/control-store.ts';
 import type { FieldError } from '../schemas/problem.ts';
 import type { TenantConfig } from '../schemas/tenant.ts';
@@ -54,7 +54,7 @@ async function resolve(
   config: TenantConfig,
 ): Promise<{ faults: FieldError[]; surface: SurfaceTool[] }> {
   const faults: FieldError[] = [];
-  const inference = await store.get<InferenceValue>('inference', tenant, config.inference);
+  const inference = await store.get('inference', tenant, config.inference);
   if (inference === null) {
     faults.push({ field: 'body.inference', reason: 'names no inference option of this tenant' });
   } else if (
@@ -73,7 +73,7 @@ async function resolve(
   for (const [index, extra] of config.extra_tools.entries()) {
     const at = `body.extra_tools.${index}`;
     if (!connections.has(extra.connection)) {
-      const found = await store.get<ConnectionValue>('connection', tenant, extra.connection);
+      const found = await store.get('connection', tenant, extra.connection);
       connections.set(extra.connection, found?.value ?? null);
     }
     const connection = connections.get(extra.connection) ?? null;

@@ -6,7 +6,7 @@
  */
 import canonicalize from 'canonicalize';
 import { Conflict, InvalidRequest, NotFound } from '../errors.ts';
-import { INDEX, scoped, type InferenceValue, type InstallValue } from '../resources/types.ts';
+import { INDEX, scoped, type InferenceValue } from '../resources/types.ts';
 import type { WriteOutcome } from '../schemas/common.ts';
 import type { InferenceOption, InferenceRead } from '../schemas/inference.ts';
 import type { ControlStore, Versioned } from '../storage/control-store.ts';
@@ -32,7 +32,7 @@ export async function putInference(
       reason: 'names no secret the tenant holds',
     });
   }
-  const current = await store.get<InferenceValue>('inference', tenant, name);
+  const current = await store.get('inference', tenant, name);
   if (current !== null && canonicalize(current.value) === canonicalize(option)) {
     return 'unchanged';
   }
@@ -56,7 +56,7 @@ export async function getInference(
   tenant: string,
   name: string,
 ): Promise<InferenceRead> {
-  const option = await store.get<InferenceValue>('inference', tenant, name);
+  const option = await store.get('inference', tenant, name);
   if (option === null) {
     throw new NotFound('inference_not_found', `the tenant has no inference option named ${name}`);
   }
@@ -68,7 +68,7 @@ export async function listInferences(
   store: ControlStore,
   tenant: string,
 ): Promise<InferenceRead[]> {
-  const options = await store.list<InferenceValue>('inference', tenant);
+  const options = await store.list('inference', tenant);
   return options.map(read);
 }
 
@@ -81,13 +81,11 @@ export async function deleteInference(
   tenant: string,
   name: string,
 ): Promise<void> {
-  const option = await store.get<InferenceValue>('inference', tenant, name);
+  const option = await store.get('inference', tenant, name);
   if (option === null) {
     throw new NotFound('inference_not_found', `the tenant has no inference option named ${name}`);
   }
-  const installs = (
-    await store.findByIndex<InstallValue>('install', INDEX.inference, scoped(tenant, name))
-  )
+  const installs = (await store.findByIndex('install', INDEX.inference, scoped(tenant, name)))
     .filter((install) => install.scope === tenant && !install.value.deleted)
     .map((install) => install.id);
   if (installs.length > 0) {

@@ -15,8 +15,8 @@ import { Unauthenticated, UpstreamFailure } from '../errors.ts';
 import { User } from '../schemas/console.ts';
 
 /**
- * The signing algorithms an ID token may use unless `CONSOLE_OIDC_ALGORITHMS` says others
- * (issue 14 item 4): pinned, so a token's own `alg` header never chooses how it is
+ * The signing algorithms an ID token may use unless `CONSOLE_OIDC_ALGORITHMS` says others:
+ * pinned, so a token's own `alg` header never chooses how it is
  * checked. RS256 is what OpenID Connect Core §15.1 requires every issuer to offer.
  */
 export const DEFAULT_OIDC_ALGORITHMS: readonly string[] = ['RS256', 'ES256'];

@@ -5,7 +5,7 @@
  * writes each name the version they read, so two racing owners never both commit.
  */
 import { InvalidRequest } from '../errors.ts';
-import { requireOwner, type ConsoleCaller } from '../http/auth/console.ts';
+import { requireOwner, type ConsoleCaller } from './caller.ts';
 import { INDEX, type MembershipValue, type Role, type TenantValue } from '../resources/types.ts';
 import type { Memberships, PutTenantBody } from '../schemas/console.ts';
 import type { WriteOutcome } from '../schemas/common.ts';
@@ -60,7 +60,7 @@ export async function putTenant(
   body: PutTenantBody,
 ): Promise<WriteOutcome> {
   const tenant = caller.tenant;
-  const current = await store.get<TenantValue>('tenant', '', tenant);
+  const current = await store.get('tenant', '', tenant);
   if (current === null) {
     const wanted = wantedMembers(caller, body.members, []);
     const value: TenantValue = { name: body.name };
@@ -71,7 +71,7 @@ export async function putTenant(
     return 'created';
   }
   requireOwner(caller);
-  const held = await store.list<MembershipValue>('membership', tenant);
+  const held = await store.list('membership', tenant);
   const wanted = wantedMembers(caller, body.members, held);
   const writes: ControlWrite[] = [];
   for (const member of held) {
@@ -109,7 +109,7 @@ export async function putTenant(
 
 /** Row 74: every tenant the user belongs to, with the role there. */
 export async function membershipsOf(store: ControlStore, user: string): Promise<Memberships> {
-  const found = await store.findByIndex<MembershipValue>('membership', INDEX.user, user);
+  const found = await store.findByIndex('membership', INDEX.user, user);
   return found
     .filter((membership) => membership.id === user)
     .map((membership) => ({ tenant: membership.scope, role: membership.value.role }));

@@ -1,5 +1,5 @@
 /**
- * The gate (decisions part B, issue 12 item 2): a compact JWS the service signs over one
+ * The gate (decisions part B): a compact JWS the service signs over one
  * allowed call and puts in its `invoke.allowed`, so the executor can check offline, with
  * the service's public keys (GET /.well-known/jwks.json), that this exact call was
  * allowed: this session, this call of this model output, this tool, these arguments,
@@ -72,7 +72,7 @@ export interface GateInput {
  * `sha256:<hex>` of the RFC 8785 form of `args`, which an executor computes from the plain
  * arguments it is shown. A plain hash is fine here: only the executor, which holds the
  * plaintext, is shown a gate (the opened audit strips it); the public faces show the
- * arguments' keyed digest instead (`src/sessions/sealing.ts`, issue 14 item 6).
+ * arguments' keyed digest instead (`src/sessions/sealing.ts`).
  */
 export function argsDigest(args: unknown): string {
   return `sha256:${hash('sha256', canonicalize(args) ?? 'null', 'hex')}`;

@@ -1,5 +1,5 @@
 /**
- * The interactive API reference at `GET /docs` (issue 14 item 6): Scalar's standalone
+ * The interactive API reference at `GET /docs`: Scalar's standalone
  * bundle, served from this origin with a page of our own, so that the page loads nothing
  * from elsewhere and runs under a Content-Security-Policy.
  *

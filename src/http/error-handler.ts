@@ -7,7 +7,7 @@
  * the field and reason. A store that does not answer (a lost, refused or timed-out
  * connection to Redis or PostgreSQL) is 503 with `Retry-After`, whichever code met it:
  * the stores raise `Unavailable` themselves, and a client error that escaped them is
- * recognised here (issue 14 item 7). Anything else is our fault: logged whole, answered
+ * recognised here. Anything else is our fault: logged whole, answered
  * as a bare 500.
  */
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';

@@ -1,5 +1,5 @@
 /**
- * Health (decisions row 79; issue 14 item 7), open to anyone and saying nothing secret:
+ * Health (decisions row 79), open to anyone and saying nothing secret:
  * - `GET /health` and `GET /health/ready`: 200 `{status: "ok"}` when every store answers,
  *   503 problem naming the failing part otherwise (with `Retry-After`). A load balancer
  *   sends no traffic to a process that is not ready.

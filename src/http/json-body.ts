@@ -1,10 +1,10 @@
 /**
  * The JSON body parser. Fastify's own parser answers a bare "Body is not valid JSON";
- * ours keeps where the text broke, so a 400 can name the position (issue 2 item 5), and
+ * ours keeps where the text broke, so a 400 can name the position, and
  * refuses `__proto__`/`constructor.prototype` keys as Fastify does (prototype poisoning).
  *
- * A body nested deeper than `MAX_JSON_DEPTH` is refused before it is parsed (issue 14
- * item 3): everything downstream (zod, RFC 8785 canonical form, the faces) walks values
+ * A body nested deeper than `MAX_JSON_DEPTH` is refused before it is parsed:
+ * everything downstream (zod, RFC 8785 canonical form, the faces) walks values
  * recursively, and a body of ten thousand nested arrays would end in a stack overflow, a
  * 500, instead of a 400 naming the body.
  */

@@ -1,5 +1,5 @@
 /**
- * `GET /.well-known/jwks.json` (issue 12 item 2): the service's public signing keys as a
+ * `GET /.well-known/jwks.json`: the service's public signing keys as a
  * JSON Web Key Set (RFC 7517 §5), so an executor verifies the gate of an `invoke.allowed`
  * offline (`src/gate/gate.ts`; docs/architecture.md, "Verifying a gate"). Open to anyone:
  * public keys say nothing secret. Cached for a few minutes: long enough to spare the

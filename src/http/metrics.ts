@@ -1,5 +1,5 @@
 /**
- * `GET /metrics` (issue 15 item 6): the process's metrics in the Prometheus text format
+ * `GET /metrics`: the process's metrics in the Prometheus text format
  * (`src/metrics/service-metrics.ts`).
  *
  * Who may scrape. The counts name no tenant, install, session or user, but they still say

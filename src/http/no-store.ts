@@ -1,6 +1,6 @@
 /**
  * Answers that carry a credential must not be kept by any cache between the service and
- * its caller (issue 14 item 4; RFC 6749 §5.1, RFC 9111 §5.2.2.5): a console or session
+ * its caller (RFC 6749 §5.1, RFC 9111 §5.2.2.5): a console or session
  * token, an executor token or grant, an install key (the poll receipt, a rotation), a poll
  * secret (a proposal). Each such route takes `noStore` as its `onSend` hook, so every
  * answer it gives, problems included, says `Cache-Control: no-store` and, for HTTP/1.0
@@ -18,7 +18,3 @@ export function noStore<Payload>(
   void reply.header('cache-control', 'no-store').header('pragma', 'no-cache');
   done(null, payload);
 }
-
-/** What the OpenAPI document says of these routes' answers. */
-export const NO_STORE_NOTE =
-  'The answer carries a credential and says `Cache-Control: no-store` (RFC 6749 §5.1).';

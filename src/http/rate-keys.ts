@@ -1,5 +1,5 @@
 /**
- * The bucket a request counts against (issue 14 item 1): the verified credential it
+ * The bucket a request counts against: the verified credential it
  * carries, or else its client address.
  *
  * The limit runs before the route authenticates (`onRequest`), so it identifies the

@@ -1,5 +1,5 @@
 /**
- * Rate limits (decisions row 86, issue 14 items 1 and 3) through `@fastify/rate-limit`.
+ * Rate limits (decisions row 86) through `@fastify/rate-limit`.
  *
  * Every route but `GET /health` and `GET /openapi.json` (`config.rateLimit: false`)
  * belongs to one family, each with its own limit and its own buckets:

@@ -1,5 +1,5 @@
 /**
- * One log line per request, with its request id (issue 2 item 8). Fastify's own request
+ * One log line per request, with its request id. Fastify's own request
  * logging (two lines, raw URL) is off; this hook writes the line once the answer is sent,
  * with secret query parameters scrubbed from the URL and no headers at all.
  *

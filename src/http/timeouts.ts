@@ -1,5 +1,5 @@
 /**
- * How long a client may take (issue 14 item 2): without these a client that sends its
+ * How long a client may take: without these a client that sends its
  * headers a byte at a time (slowloris), or opens connections and sends nothing, holds a
  * socket for as long as it likes, and enough of them hold every socket the process has.
  *

@@ -59,9 +59,6 @@ export type ClaimEvent =
       readonly by: CompletedBy;
     };
 
-/** The event types of `ClaimEvent`. */
-export type ClaimEventType = ClaimEvent['type'];
-
 /** The machine's answer to a claim; the edge maps it to 2.17 or an error. */
 export type ClaimOutcome =
   /**

@@ -1,6 +1,6 @@
 /**
  * The proposal machine: interface table 3.2 with decisions rows 28–30 and 92–94, and the
- * owner's decline (RFC 8628 §3.5 `access_denied`, issue 15 item 5). Every
+ * owner's decline (RFC 8628 §3.5 `access_denied`). Every
  * cell of state × event is decided; each event emits exactly one `proposal.answered`,
  * which the edge maps to its HTTP answer.
  *

@@ -4,9 +4,6 @@
  * without the machine.
  */
 
-/** `live.phase` (row 35, part C): the four live phases, and `ended` once archived. */
-export type SessionPhase = 'idle' | 'inferring' | 'awaiting_tools' | 'compacting' | 'ended';
-
 /** Who archives (row 61): the install, a console owner, the idle sweep, an install delete. */
 export type ArchivedBy = 'install' | 'console' | 'idle' | 'install_deleted';
 

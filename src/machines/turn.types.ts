@@ -193,6 +193,3 @@ export type TurnEvent =
   | (Landed & { readonly type: 'session.archived' })
   /** Any other kind (clients' own kinds, claims): it only moves `head`. */
   | (Landed & { readonly type: 'record.other' });
-
-/** The event types of `TurnEvent`. */
-export type TurnEventType = TurnEvent['type'];

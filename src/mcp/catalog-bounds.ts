@@ -1,5 +1,5 @@
 /**
- * Bounds on what a server may offer as its catalog (issue 12 item 9). A catalog past a
+ * Bounds on what a server may offer as its catalog. A catalog past a
  * bound is refused whole, at discovery, before anything is stored: a connection links
  * with every tool its server lists or not at all.
  *
@@ -17,7 +17,7 @@
  */
 import { Ajv2020, type ValidateFunction } from 'ajv/dist/2020.js';
 import draft07 from 'ajv/dist/refs/json-schema-draft-07.json' with { type: 'json' };
-import type { CatalogTool } from './catalog.ts';
+import type { CatalogTool } from '../schemas/connections.ts';
 
 /** The most tools a catalog may hold. */
 export const MAX_CATALOG_TOOLS = 1_000;

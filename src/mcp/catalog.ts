@@ -14,18 +14,7 @@
 import { createHash } from 'node:crypto';
 import canonicalize from 'canonicalize';
 import type { Tool } from '@modelcontextprotocol/sdk/types.js';
-
-/** A JSON Schema object as MCP carries it (`type: "object"` at the top, row 16). */
-export type ToolSchema = Readonly<Record<string, unknown>>;
-
-/** One tool of a catalog: the four fields row 42 keeps. */
-export interface CatalogTool {
-  readonly name: string;
-  /** The server's description; `''` when it gave none. */
-  readonly description: string;
-  readonly inputSchema: ToolSchema;
-  readonly outputSchema?: ToolSchema;
-}
+import type { Catalog, CatalogTool } from '../schemas/connections.ts';
 
 /** Who answered the discovery, as the server introduced itself on `initialize`. */
 export interface CatalogServer {
@@ -33,14 +22,8 @@ export interface CatalogServer {
   readonly version: string;
 }
 
-/** A connection's catalog as captured by live discovery (§2.12: never supplied). */
-export interface Catalog {
-  /** Every tool of every `tools/list` page, sorted by name. */
-  readonly tools: readonly CatalogTool[];
-  /** `sha256:` + hex SHA-256 of the RFC 8785 canonical JSON of `tools`. */
-  readonly digest: string;
-  /** When it was captured, in Unix ms. */
-  readonly captured: number;
+/** A catalog as live discovery captures it (§2.12: never supplied), with who answered. */
+export interface DiscoveredCatalog extends Catalog {
   /** The server's `initialize` self-introduction; outside the digest (module comment). */
   readonly serverInfo: CatalogServer;
   /** The protocol revision negotiated on `initialize`; outside the digest. */
@@ -64,7 +47,7 @@ export function catalogTool(tool: Tool): CatalogTool {
  */
 export function sortTools(
   tools: readonly CatalogTool[],
-): { readonly tools: readonly CatalogTool[] } | { readonly reason: string } {
+): { readonly tools: CatalogTool[] } | { readonly reason: string } {
   const sorted = [...tools].sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
   for (let i = 1; i < sorted.length; i += 1) {
     const name = sorted[i]?.name;
@@ -75,11 +58,11 @@ export function sortTools(
 }
 
 /**
- * The digest of sorted tools. Throws when the tools cannot be put in canonical form
+ * The digest of sorted tools: hex SHA-256 of their RFC 8785 form. Throws when the tools cannot be put in canonical form
  * (a lone surrogate, a non-finite number), which the caller reports as unreadable.
  */
 export function catalogDigest(tools: readonly CatalogTool[]): string {
   const canonical = canonicalize(tools);
   if (canonical === undefined) throw new Error('the tools have no canonical JSON form');
-  return `sha256:${createHash('sha256').update(canonical, 'utf8').digest('hex')}`;
+  return createHash('sha256').update(canonical, 'utf8').digest('hex');
 }

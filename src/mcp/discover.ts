@@ -13,7 +13,8 @@
 import type { Clock } from '../clock.ts';
 import { UpstreamFailure } from '../errors.ts';
 import { catalogDigest, catalogTool, sortTools } from './catalog.ts';
-import type { Catalog, CatalogTool } from './catalog.ts';
+import type { CatalogTool } from '../schemas/connections.ts';
+import type { DiscoveredCatalog } from './catalog.ts';
 import {
   MAX_CATALOG_BYTES,
   MAX_CATALOG_TOOLS,
@@ -47,7 +48,7 @@ export interface DiscoverOptions extends McpAccess {
  *   `upstream_catalog_too_large` naming the limit; `upstream_refused` (`EndpointRefused`)
  *   when the egress guard refused a request.
  */
-export async function discoverCatalog(options: DiscoverOptions): Promise<Catalog> {
+export async function discoverCatalog(options: DiscoverOptions): Promise<DiscoveredCatalog> {
   try {
     return await withMcpSession({ maxResponseBytes: MAX_DISCOVERY_BYTES, ...options }, (session) =>
       discover(session, options),
@@ -64,7 +65,7 @@ export async function discoverCatalog(options: DiscoverOptions): Promise<Catalog
   }
 }
 
-async function discover(session: McpSession, options: DiscoverOptions): Promise<Catalog> {
+async function discover(session: McpSession, options: DiscoverOptions): Promise<DiscoveredCatalog> {
   const tools = await listAllTools(session, options.maxPages ?? MAX_TOOL_PAGES);
   const problem = catalogProblem(tools);
   if (problem !== undefined) {

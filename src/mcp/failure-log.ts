@@ -1,5 +1,5 @@
 /**
- * What the log keeps of a failed exchange with a tenant's MCP server (issue 14 item 6).
+ * What the log keeps of a failed exchange with a tenant's MCP server.
  *
  * The warn line holds our own words only: which endpoint and request, the step, the HTTP
  * status, the socket error and the kinds of error raised. Never the server's body or

@@ -33,7 +33,7 @@ export class AuthorizationRequired extends UpstreamFailure {
 }
 
 /**
- * The egress guard refused a request of the exchange (issue 12 item 8): the endpoint, or
+ * The egress guard refused a request of the exchange: the endpoint, or
  * a URL its answers led to, is on an address the service does not connect to, or it
  * redirects off its host. Where the endpoint is being linked, this is the owner's to fix
  * (`PUT /connections` answers 400 naming `body.endpoint`); anywhere else it is the
@@ -88,7 +88,7 @@ export interface FailureContext {
  * The answer says what failed (which request, which HTTP status) and never carries what
  * the server sent: its body, its error text, even the URLs it pointed at are the server's
  * words. The log's warn line says the same facts; the server's words go to the debug
- * level only (`failure-log.ts`, issue 14 item 6).
+ * level only (`failure-log.ts`).
  */
 export function upstreamFailure(error: unknown, context: FailureContext): Error {
   if (context.signal?.aborted === true) {

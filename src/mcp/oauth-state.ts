@@ -11,8 +11,7 @@
  *   the PKCE verifier and the client the code is issued to (row 45), expires, and is taken
  *   once: the callback that takes it is the only one that can finish that link.
  *
- * The control store backs this in production ('oauth_state' resources, sealed); an
- * in-memory implementation lives in `memory-oauth-store.ts`.
+ * The control store backs it ('oauth_state' resources, sealed: `connections/oauth-store.ts`).
  */
 import type { OAuthDiscoveryState } from '@modelcontextprotocol/sdk/client/auth.js';
 import type {

@@ -20,7 +20,7 @@ import { auth } from '@modelcontextprotocol/sdk/client/auth.js';
 import type { Clock, Entropy } from '../clock.ts';
 import { InvalidRequest, UpstreamFailure } from '../errors.ts';
 import type { Egress } from '../net/egress.ts';
-import type { Catalog } from './catalog.ts';
+import type { DiscoveredCatalog } from './catalog.ts';
 import { discoverCatalog } from './discover.ts';
 import {
   AuthorizationRequired,
@@ -52,7 +52,7 @@ export interface LinkContext extends OAuthContext {
   /** The deadline of each exchange with the server, in ms (the connection's `timeout`). */
   readonly timeoutMs: number;
   readonly signal?: AbortSignal;
-  /** The egress guard every request of the flow goes through (issue 12 item 8). */
+  /** The egress guard every request of the flow goes through. */
   readonly egress: Egress;
 }
 
@@ -65,7 +65,7 @@ export interface LinkRequest extends ConnectionRef {
 
 /** The two states a link can read as (§2.12 `state`). */
 export type LinkOutcome =
-  | { readonly status: 'linked'; readonly catalog: Catalog }
+  | { readonly status: 'linked'; readonly catalog: DiscoveredCatalog }
   | { readonly status: 'authorizing'; readonly authorize: URL };
 
 /** A finished callback: the connection it was for, where to send the browser, and the outcome. */

@@ -12,7 +12,7 @@
  * answers cannot hold a PUT or a turn past its `timeout` (row 18).
  *
  * Every request of the session, to the endpoint and to whatever its answers point at, goes
- * through one exchange of the egress guard (`src/net/egress.ts`, issue 12 item 8). The SDK
+ * through one exchange of the egress guard (`src/net/egress.ts`). The SDK
  * is told to leave redirects to that fetch (`redirectPolicy: 'follow'`), so the guard's
  * redirect policy is the only one.
  */

@@ -1,5 +1,5 @@
 /**
- * What an operator scrapes from `GET /metrics` (issue 15 item 6): one prom-client
+ * What an operator scrapes from `GET /metrics`: one prom-client
  * registry per process (not the library's global one, so two apps in one test process
  * keep their counts apart) and the instruments the code paths feed.
  *

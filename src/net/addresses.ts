@@ -1,5 +1,5 @@
 /**
- * Which addresses the service may connect to on a tenant's behalf (issue 12 item 8): the
+ * Which addresses the service may connect to on a tenant's behalf: the
  * pure decision of the egress guard (`egress.ts`), made on the address a socket is about
  * to connect to, before it connects.
  *

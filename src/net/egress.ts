@@ -1,5 +1,5 @@
 /**
- * The one way out to tenant-supplied URLs (issue 12 item 8): MCP endpoints, OAuth
+ * The one way out to tenant-supplied URLs: MCP endpoints, OAuth
  * metadata, registration and token endpoints, and whatever a `WWW-Authenticate` header
  * points at. Every such request goes through an `Outbound` of the process's `Egress`:
  *
@@ -118,7 +118,7 @@ export class Egress {
 
   /**
    * Logs what a tenant's server said at debug level only: its words may hold the tenant's
-   * data or, echoed, credentials, so they never reach the warn line (issue 14 item 6).
+   * data or, echoed, credentials, so they never reach the warn line.
    */
   said(detail: object, message: string): void {
     this.#log?.debug?.(detail, message);

@@ -1,6 +1,6 @@
 /**
- * Which proxies the service believes about a client's address (`TRUST_PROXY`, issue 14
- * item 1). The address keys the rate limits of requests without a verified credential, so
+ * Which proxies the service believes about a client's address (`TRUST_PROXY`).
+ * The address keys the rate limits of requests without a verified credential, so
  * believing `X-Forwarded-For` from anyone would let a client pick its own bucket: off by
  * default, and on only for a deployment that is reached through proxies alone.
  *

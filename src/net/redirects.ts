@@ -1,5 +1,5 @@
 /**
- * The egress guard's redirect policy (issue 12 item 8: "no redirects to other hosts").
+ * The egress guard's redirect policy ("no redirects to other hosts").
  *
  * A redirect is followed only to the same host name (any port), over http or https but
  * never from https down to plain http, without user info, at most `MAX_REDIRECTS` times;

@@ -1,5 +1,5 @@
 /**
- * The authorizer at run time (issue "Tool calls" item 1; decisions part B `invoke.allowed`
+ * The authorizer at run time (decisions part B `invoke.allowed`
  * and `invoke.denied`, rows 17, 18, 24, 90): decides each call of a `model.output`
  * against the session's surface, in this order:
  *

@@ -1,5 +1,5 @@
 /**
- * Retention (issue 14 item 3): what ends is not kept for ever. A resource written with an
+ * Retention: what ends is not kept for ever. A resource written with an
  * `expires` time (a proposal: ten minutes of life plus `PROPOSAL_RETENTION`) is deleted
  * by a periodic sweep once that time has come, with its index entries and its actor's
  * snapshot (`ControlStore.purgeExpired`). Nothing an unauthenticated client sends is kept

@@ -1,7 +1,9 @@
 /**
- * What the control store keeps for each resource kind: the stored values and the index
- * names other parts look them up by. One place, so every route and actor reads and writes
- * the same shapes (src/storage/control-store.ts holds them as versioned JSON documents).
+ * What the control store keeps for each resource kind: the registry of kinds and their
+ * stored values (`ResourceValues`), and the index names other parts look them up by. One
+ * place, so every route and actor reads and writes the same shapes: the control store's
+ * port (src/storage/control-store.ts) takes its kinds from here and answers each read
+ * with the value its kind registers, so no caller names a value type by hand.
  *
  * Scopes: a tenant's resources are scoped by the tenant id; tenants and installs' key
  * lookups stand alone (scope `''`). Index values that name a tenant's resource are written
@@ -149,3 +151,42 @@ export interface SessionRowValue {
  * session pinned at open (§3.5), kept once however many sessions pin it.
  */
 export type SessionConfigValue = ComposedDocument;
+
+/** kind `secret`, scope = tenant id, id = its name: the value itself is sealed by the store. */
+export interface SecretValue {
+  readonly name: string;
+}
+
+/**
+ * kind `oauth_state` (`src/connections/oauth-store.ts`): a connection's OAuth client or
+ * token set, scope = tenant id, sealed; or, in scope `''`, a pending authorization, which
+ * keeps in the clear what its lookups need.
+ */
+export interface SealedOAuthState {
+  readonly sealed: string;
+}
+
+/** A pending authorization as stored (kind `oauth_state`, scope `''`). */
+export interface SealedPendingAuthorization extends SealedOAuthState {
+  readonly tenant: string;
+  readonly connection: string;
+  readonly expires: number;
+}
+
+/** The registry: every resource kind the control store keeps, and the value it holds. */
+export interface ResourceValues {
+  readonly tenant: TenantValue;
+  readonly membership: MembershipValue;
+  readonly install: InstallValue;
+  readonly proposal: ProposalValue;
+  readonly connection: ConnectionValue;
+  readonly inference: InferenceValue;
+  readonly secret: SecretValue;
+  readonly oauth_state: SealedOAuthState | SealedPendingAuthorization;
+  readonly session: SessionValue;
+  readonly session_row: SessionRowValue;
+  readonly session_config: SessionConfigValue;
+}
+
+/** The kinds of resource the control store keeps. */
+export type ResourceKind = keyof ResourceValues;

@@ -243,9 +243,6 @@ export const recordKinds = {
 /** The name of a registered kind. */
 export type RecordKindName = keyof typeof recordKinds;
 
-/** The parsed body of a registered kind, e.g. `RecordBody<'model.output'>`. */
-export type RecordBody<K extends RecordKindName> = z.infer<(typeof recordKinds)[K]>;
-
 /** The names of every registered kind. */
 export const RECORD_KIND_NAMES = Object.keys(recordKinds) as RecordKindName[];
 

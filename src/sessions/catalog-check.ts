@@ -36,7 +36,7 @@ export interface CatalogCheckOptions {
   readonly oauthStates?: (endpoint: string) => OAuthStateStore;
   /** `BASE_URL`: the OAuth callback's origin, and where a browser returns by default. */
   readonly baseUrl: string;
-  /** The egress guard (issue 12 item 8); absent, one that allows no refused address. */
+  /** The egress guard; absent, one that allows no refused address. */
   readonly egress?: Egress;
 }
 
@@ -50,11 +50,6 @@ type Comparison =
 export type Access =
   | { readonly access: { bearer?: string; authProvider?: OAuthClientProvider } }
   | { readonly missing: string };
-
-/** `sha256:<hex>` and `<hex>` name the same digest. */
-function bareDigest(digest: string): string {
-  return digest.startsWith('sha256:') ? digest.slice('sha256:'.length) : digest;
-}
 
 function unreadable(connection: string, code: CodeOf<502>, message: string): Comparison {
   return { connection, check: 'unreadable', error: new UpstreamFailure(code, message) };
@@ -107,7 +102,7 @@ async function compare(
   tenant: string,
   name: string,
 ): Promise<Comparison> {
-  const stored = await options.controlStore.get<ConnectionValue>('connection', tenant, name);
+  const stored = await options.controlStore.get('connection', tenant, name);
   // Gone since consent: what the install consented to no longer exists.
   if (stored === null) return { connection: name, check: 'changed' };
   const connection = stored.value;
@@ -133,7 +128,7 @@ async function compare(
       egress: options.egress ?? new Egress(),
       ...access.access,
     });
-    const same = bareDigest(live.digest) === bareDigest(connection.catalog.digest);
+    const same = live.digest === connection.catalog.digest;
     return { connection: name, check: same ? 'unchanged' : 'changed' };
   } catch (error) {
     if (error instanceof UpstreamFailure) return { connection: name, check: 'unreadable', error };

@@ -107,7 +107,7 @@ export class SessionDirectory {
 
   /** A session's record, or null when no session has this id. */
   async get(id: string): Promise<Versioned<SessionValue> | null> {
-    return this.#store.get<SessionValue>('session', '', id);
+    return this.#store.get('session', '', id);
   }
 
   /** Files a new session: its pinned document, its record and its rows, atomically. */
@@ -137,17 +137,13 @@ export class SessionDirectory {
 
   /** The composed document a session pinned (§3.5). */
   async pinned(session: SessionValue): Promise<SessionConfigValue | null> {
-    const config = await this.#store.get<SessionConfigValue>(
-      'session_config',
-      session.tenant,
-      session.config,
-    );
+    const config = await this.#store.get('session_config', session.tenant, session.config);
     return config?.value ?? null;
   }
 
   /** One page of a listing, newest first (rows 39, 40). */
   async page(listing: Listing, after: string | undefined, limit: number): Promise<DirectoryPage> {
-    const rows = await this.#store.list<SessionRowValue>('session_row', scopeOf(listing), {
+    const rows = await this.#store.list('session_row', scopeOf(listing), {
       ...(after === undefined ? {} : { after: decodeAfter(after) }),
       limit: limit + 1,
     });

@@ -26,9 +26,11 @@ import { canonicalJson, sameJson } from './canonical-json.ts';
 import {
   MAX_RECORD_BODY_BYTES,
   MAX_RECORDS_PER_APPEND,
+  type Envelope,
+  type Kind,
   type OfferedRecord,
 } from '../schemas/records.ts';
-import type { Envelope, Kind, LogStore, PendingRecord } from '../storage/log-store.ts';
+import type { LogStore, PendingRecord } from '../storage/log-store.ts';
 import {
   completionIdem,
   filterBatch,

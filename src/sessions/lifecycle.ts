@@ -173,7 +173,7 @@ export class SessionLifecycle {
       session: id,
       producer: `principal:${principal}`,
       tenant,
-      // Issue 14 item 4: the token ends when the key it was opened with is rotated.
+      // The token ends when the key it was opened with is rotated.
       installKeyHash: install.value.keyHash ?? undefined,
     });
     return { session: id, token: token.token, expires: token.expires };

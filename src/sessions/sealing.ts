@@ -9,7 +9,7 @@
  * `box`, with no key at hand, while the opened audit and the layer's own executor decrypt.
  *
  * The digest is an HMAC-SHA256 over the RFC 8785 (JCS) form of the plaintext, keyed per
- * tenant (issue 14 item 6), and `size` its length in bytes. A plain hash would let anyone
+ * tenant, and `size` its length in bytes. A plain hash would let anyone
  * who reads the public face confirm a guess of a short argument (an amount, a yes or no)
  * by hashing candidates; the keyed digest still tells two equal layers of one tenant
  * apart from different ones, and nothing more. (A gate's `args_digest`, which only the

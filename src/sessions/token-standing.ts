@@ -1,5 +1,5 @@
 /**
- * What a session token stands on (issue 14 item 4). A token verifies for its hour, but it
+ * What a session token stands on. A token verifies for its hour, but it
  * stops working as soon as what it was minted under goes away:
  *
  * - a token an install minted (POST /sessions, GET /sessions/{id}/token) carries a tag of
@@ -22,7 +22,6 @@
 import { hash } from 'node:crypto';
 import type { Clock } from '../clock.ts';
 import { Unauthenticated } from '../errors.ts';
-import type { InstallValue, MembershipValue } from '../resources/types.ts';
 import type { ControlStore } from '../storage/control-store.ts';
 import type { SessionDirectory } from './directory.ts';
 
@@ -88,11 +87,7 @@ export class TokenStanding {
     }
     if (ground.producer.startsWith('console:') && ground.tenant !== null) {
       const user = ground.producer.slice('console:'.length);
-      const member = await this.#options.control.get<MembershipValue>(
-        'membership',
-        ground.tenant,
-        user,
-      );
+      const member = await this.#options.control.get('membership', ground.tenant, user);
       if (member === null) throw refused(`${user} is no longer a member of the tenant`);
     }
   }
@@ -139,7 +134,7 @@ export class TokenStanding {
   async #readInstall(tenant: string, install: string): Promise<InstallState | null> {
     const now = this.#options.clock.now();
     const forgets = this.#forgets;
-    const stored = await this.#options.control.get<InstallValue>('install', tenant, install);
+    const stored = await this.#options.control.get('install', tenant, install);
     if (stored === null) return null;
     const state: InstallState = {
       keyTag: stored.value.keyHash === null ? null : installKeyTag(stored.value.keyHash),

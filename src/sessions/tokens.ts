@@ -11,8 +11,8 @@
  * The rate limit reads who a token speaks for before the route verifies it (`identify`),
  * through the same cache, so a fresh token's signature is checked once, not twice.
  *
- * A verified token still stops working when what it stands on goes away (issue 14 item
- * 4): `TokenStanding` checks the install key it was minted under, its install's tombstone
+ * A verified token still stops working when what it stands on goes away:
+ * `TokenStanding` checks the install key it was minted under, its install's tombstone
  * and a console user's membership on every verification, cache hits included.
  */
 import { errors as joseErrors } from 'jose';
@@ -171,7 +171,7 @@ export class SessionTokens {
 
   /**
    * Who a session or grant token speaks for, by its signature and claims alone, or null
-   * when they do not verify: the rate limit's bucket (issue 14 item 1), read before the
+   * when they do not verify: the rate limit's bucket, read before the
    * route authenticates. What the token stands on is left to `verify`, which finds the
    * token here in the cache and so does not check its signature again.
    */

@@ -16,7 +16,7 @@
  * (row 9), so every record a client lands has an idem slot of its own.
  */
 import { kindKey } from '../schemas/record-kinds.ts';
-import type { Envelope, Kind } from '../storage/log-store.ts';
+import type { Envelope, Kind } from '../schemas/records.ts';
 
 /** What the filter knows of the credential a batch was offered under. */
 export interface WriterCredential {

@@ -10,19 +10,7 @@
  * `test/contracts/control-store.contract.ts`.
  */
 
-/** The kinds of resource the control store keeps. */
-export type ResourceKind =
-  | 'tenant'
-  | 'membership'
-  | 'install'
-  | 'proposal'
-  | 'connection'
-  | 'inference'
-  | 'secret'
-  | 'oauth_state'
-  | 'session'
-  | 'session_row'
-  | 'session_config';
+import type { ResourceKind, ResourceValues } from '../resources/types.ts';
 
 /** A stored resource with its version and times (ms). */
 export interface Versioned<T> {
@@ -39,24 +27,29 @@ export interface Versioned<T> {
 /** Index entries of a resource: index name to the values it is found under. */
 export type IndexValues = Readonly<Record<string, readonly string[]>>;
 
+/** A write of `value` into resource (kind, scope, id): the value its kind registers. */
+export type PutWrite<K extends ResourceKind = ResourceKind> = {
+  readonly [Kind in K]: {
+    readonly op: 'put';
+    readonly kind: Kind;
+    readonly scope: string;
+    readonly id: string;
+    readonly value: ResourceValues[Kind];
+    /** 0: the resource must not exist; n: it must be at version n; null: no check. */
+    readonly expect: number | null;
+    /** Replaces every index entry of the resource. */
+    readonly index?: IndexValues;
+    /**
+     * Unix ms from which `purgeExpired` may delete the resource; null keeps it for good.
+     * Absent: a new resource is kept for good and a replaced one keeps what it had.
+     */
+    readonly expires?: number | null;
+  };
+}[K];
+
 /** One write of an atomic batch. */
 export type ControlWrite =
-  | {
-      readonly op: 'put';
-      readonly kind: ResourceKind;
-      readonly scope: string;
-      readonly id: string;
-      readonly value: unknown;
-      /** 0: the resource must not exist; n: it must be at version n; null: no check. */
-      readonly expect: number | null;
-      /** Replaces every index entry of the resource. */
-      readonly index?: IndexValues;
-      /**
-       * Unix ms from which `purgeExpired` may delete the resource; null keeps it for good.
-       * Absent: a new resource is kept for good and a replaced one keeps what it had.
-       */
-      readonly expires?: number | null;
-    }
+  | PutWrite
   | {
       readonly op: 'delete';
       readonly kind: ResourceKind;
@@ -99,16 +92,28 @@ export interface UsageDay extends UsageDelta {
 export interface ControlStore {
   readonly backend: string;
 
-  get<T>(kind: ResourceKind, scope: string, id: string): Promise<Versioned<T> | null>;
+  get<K extends ResourceKind>(
+    kind: K,
+    scope: string,
+    id: string,
+  ): Promise<Versioned<ResourceValues[K]> | null>;
 
   /** Applies every write in one transaction and answers the resources as written. */
   write(writes: readonly ControlWrite[]): Promise<Versioned<unknown>[]>;
 
   /** Resources of one kind in one scope, by ascending id. */
-  list<T>(kind: ResourceKind, scope: string, options?: ListOptions): Promise<Versioned<T>[]>;
+  list<K extends ResourceKind>(
+    kind: K,
+    scope: string,
+    options?: ListOptions,
+  ): Promise<Versioned<ResourceValues[K]>[]>;
 
   /** Resources of one kind whose index `name` holds `value`. */
-  findByIndex<T>(kind: ResourceKind, name: string, value: string): Promise<Versioned<T>[]>;
+  findByIndex<K extends ResourceKind>(
+    kind: K,
+    name: string,
+    value: string,
+  ): Promise<Versioned<ResourceValues[K]>[]>;
 
   /** Stores a secret value encrypted at rest; answers whether it differs from the stored one. */
   putSecretValue(scope: string, name: string, value: string): Promise<{ changed: boolean }>;

@@ -7,24 +7,7 @@
  * conformance suite in `test/contracts/log-store.contract.ts`. Nothing of a client,
  * connection or transaction leaks through it.
  */
-
-/** A record kind: name and version form one unit (interface 9.2). */
-export interface Kind {
-  readonly name: string;
-  readonly version: number;
-}
-
-/** The envelope stamped on landing (interface 2.2). */
-export interface Envelope {
-  readonly at: number;
-  readonly cursor: number;
-  readonly idem: string | null;
-  readonly kind: Kind;
-  readonly producer: string;
-  readonly size: number;
-  readonly stream: string;
-  readonly to: string | null;
-}
+import type { Envelope, Kind } from '../schemas/records.ts';
 
 /**
  * A record ready to land: everything of the envelope except what the store mints

@@ -9,7 +9,7 @@
  * additional data, so a sealed value copied to another row does not open, and the same
  * value under two names has two unrelated digests.
  *
- * Rotation (issue 14 item 6). The secrets key is a ring: the current key seals, and every
+ * Rotation. The secrets key is a ring: the current key seals, and every
  * key of the ring opens. Each sealed value and digest carries the id of the key it was
  * made under (`<key id>.<base64url>`), so the right key is found at once; a value sealed
  * before ids existed (no id) is tried under each key, and GCM's tag tells the one that

@@ -6,10 +6,10 @@
  * The bound keeps a slow tail from growing memory: it counts records (`capacity`) and the
  * bytes of their bodies (`capacityBytes`, 1 MiB by default), since a tail that stops
  * reading keeps alive every record it buffers, which a thousand records of 256 KiB
- * would make a quarter GiB per tail (issue 14 item 2). Once a push would overflow either,
+ * would make a quarter GiB per tail. Once a push would overflow either,
  * the reader drops the subscription, and the tail goes back to reading the log itself from
  * where it stands before it joins again. Nothing is lost that way, because every record
- * stays in the log; the buffer only saves reads (issue 3, item 7).
+ * stays in the log; the buffer only saves reads.
  */
 import type { StoredRecord } from './log-store.ts';
 

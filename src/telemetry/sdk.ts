@@ -15,7 +15,7 @@ import { resourceFromAttributes } from '@opentelemetry/resources';
 import { BatchSpanProcessor, TracerProvider } from '@opentelemetry/sdk-trace';
 import { ATTR_SERVICE_NAME, ATTR_SERVICE_VERSION } from '@opentelemetry/semantic-conventions';
 import manifest from '../../package.json' with { type: 'json' };
-import type { Telemetry, TelemetrySettings } from './start.ts';
+import type { Telemetry, TelemetrySettings } from './types.ts';
 import { TraceContextPropagator } from './traceparent.ts';
 
 /** The instrumentation scope our spans are made under: the service's own code. */

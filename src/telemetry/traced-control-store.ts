@@ -13,12 +13,12 @@ import type {
   ControlStore,
   ControlWrite,
   ListOptions,
-  ResourceKind,
   SnapshotRecord,
   UsageDay,
   UsageDelta,
   Versioned,
 } from '../storage/control-store.ts';
+import type { ResourceKind, ResourceValues } from '../resources/types.ts';
 import { StoreSpans } from './store-spans.ts';
 
 const collection = (name: string) => ({ [ATTR_DB_COLLECTION_NAME]: name });
@@ -34,8 +34,12 @@ export class TracedControlStore implements ControlStore {
     this.#spans = new StoreSpans(tracer, 'control', store.backend);
   }
 
-  get<T>(kind: ResourceKind, scope: string, id: string): Promise<Versioned<T> | null> {
-    return this.#spans.run('get', collection(kind), () => this.#store.get<T>(kind, scope, id));
+  get<K extends ResourceKind>(
+    kind: K,
+    scope: string,
+    id: string,
+  ): Promise<Versioned<ResourceValues[K]> | null> {
+    return this.#spans.run('get', collection(kind), () => this.#store.get(kind, scope, id));
   }
 
   write(writes: readonly ControlWrite[]): Promise<Versioned<unknown>[]> {
@@ -52,18 +56,24 @@ export class TracedControlStore implements ControlStore {
     );
   }
 
-  list<T>(kind: ResourceKind, scope: string, options?: ListOptions): Promise<Versioned<T>[]> {
-    return this.#spans.run('list', collection(kind), () =>
-      this.#store.list<T>(kind, scope, options),
-    );
+  list<K extends ResourceKind>(
+    kind: K,
+    scope: string,
+    options?: ListOptions,
+  ): Promise<Versioned<ResourceValues[K]>[]> {
+    return this.#spans.run('list', collection(kind), () => this.#store.list(kind, scope, options));
   }
 
-  findByIndex<T>(kind: ResourceKind, name: string, value: string): Promise<Versioned<T>[]> {
+  findByIndex<K extends ResourceKind>(
+    kind: K,
+    name: string,
+    value: string,
+  ): Promise<Versioned<ResourceValues[K]>[]> {
     // The index's name (`key_hash`) says what was looked up; its value (a key's hash) stays out.
     return this.#spans.run(
       'findByIndex',
       { ...collection(kind), 'agent_sessions.index': name },
-      () => this.#store.findByIndex<T>(kind, name, value),
+      () => this.#store.findByIndex(kind, name, value),
     );
   }
 

@@ -8,7 +8,7 @@
 import type { Clock } from '../clock.ts';
 import type { InferenceProvider } from '../inference/provider.ts';
 import type { Authorizer } from '../policy/authorizer.ts';
-import type { InferenceValue, SessionConfigValue, SessionValue } from '../resources/types.ts';
+import type { SessionConfigValue, SessionValue } from '../resources/types.ts';
 import type { SessionDirectory } from '../sessions/directory.ts';
 import { tenantSealKey } from '../sessions/sealing.ts';
 import type { ControlStore } from '../storage/control-store.ts';
@@ -59,7 +59,7 @@ export class SessionConfigs {
     const option =
       optionName === undefined
         ? null
-        : await this.#deps.control.get<InferenceValue>('inference', session.tenant, optionName);
+        : await this.#deps.control.get('inference', session.tenant, optionName);
     const provider = option === null ? undefined : this.#deps.providers[option.value.provider];
     if (option === null || provider === undefined) return 'no_option';
     if (pinned === null) return 'no_configuration';

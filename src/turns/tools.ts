@@ -13,7 +13,7 @@
 import { InvalidRequest } from '../errors.ts';
 import { Authorizer, type AuthorizedTool } from '../policy/authorizer.ts';
 import { compilePolicies } from '../policy/compile.ts';
-import type { ConnectionValue, SessionConfigValue } from '../resources/types.ts';
+import type { SessionConfigValue } from '../resources/types.ts';
 import { extraToolName } from '../consent/surface.ts';
 import { DEFAULT_TIMEOUT_MS, parseDuration } from '../schemas/duration.ts';
 import { VENDOR_BOUNDS } from '../schemas/vendor.ts';
@@ -37,7 +37,7 @@ export async function sessionAuthorizer(
     resultLimit: tool.result_limit ?? VENDOR_BOUNDS.defaultResultLimit,
   }));
   for (const extra of document.tenant.extra_tools) {
-    const connection = await control.get<ConnectionValue>('connection', tenant, extra.connection);
+    const connection = await control.get('connection', tenant, extra.connection);
     const tool = connection?.value.catalog?.tools.find((t) => t.name === extra.tool);
     if (connection === null || tool === undefined) continue;
     tools.push({

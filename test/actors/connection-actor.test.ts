@@ -10,7 +10,6 @@ import { ActorHost } from '../../src/actors/actor-host.ts';
 import { ManualClock, systemEntropy } from '../../src/clock.ts';
 import { ControlOAuthStore } from '../../src/connections/oauth-store.ts';
 import { ConnectionService } from '../../src/connections/service.ts';
-import type { ConnectionValue } from '../../src/resources/types.ts';
 import type { ControlStore } from '../../src/storage/control-store.ts';
 import { startEverything, type EverythingServer } from '../mcp/peers/everything.ts';
 import { freePort } from '../mcp/peers/loopback.ts';
@@ -82,7 +81,7 @@ describe('connections in the actor host', () => {
     const t = tenant();
     const answer = await service.put(t, 'mcp', link(everything.endpoint));
     expect(answer).toMatchObject({ outcome: 'created', connection: { state: 'linked' } });
-    const stored = await store.get<ConnectionValue>('connection', t, 'mcp');
+    const stored = await store.get('connection', t, 'mcp');
     expect(stored?.version).toBe(1);
     expect(stored?.value.catalog?.tools.length).toBeGreaterThan(0);
     expect(await store.loadSnapshot('connection', `${t}/mcp`)).toBeNull();
@@ -95,7 +94,7 @@ describe('connections in the actor host', () => {
     await service.put(t, 'mcp', link(everything.endpoint));
     const unreachable = `http://127.0.0.1:${await freePort()}/mcp`;
     await expect(service.put(t, 'mcp', link(unreachable))).rejects.toMatchObject({ status: 502 });
-    const stored = await store.get<ConnectionValue>('connection', t, 'mcp');
+    const stored = await store.get('connection', t, 'mcp');
     expect(stored).toMatchObject({ version: 1, value: { endpoint: everything.endpoint } });
     // The failure is not kept: the next command starts from the stored connection.
     const again = await service.put(t, 'mcp', link(everything.endpoint));

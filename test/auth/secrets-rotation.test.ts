@@ -1,5 +1,5 @@
 /**
- * Issue 14 item 6, end to end: `npm run secrets:rotate` on a service's data folder. A
+ * End to end: `npm run secrets:rotate` on a service's data folder. A
  * secret stored before the rotation stays readable (the same value reads as unchanged,
  * and it still opens: the service sends it to an MCP server as a connection's bearer), one
  * stored after is sealed under the new key, and the rotated ring is kept owner-only. The

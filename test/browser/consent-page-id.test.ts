@@ -1,5 +1,5 @@
 /**
- * Issue 14 item 5: the consent page checks the request id in its address before it
+ * The consent page checks the request id in its address before it
  * fetches anything. A crafted link whose last segment decodes to another path
  * (`..%2Finstalls%2F…%2Fkey`) would otherwise steer the page's calls, which carry the
  * owner's token, to another route. Headless Chromium records every request the page makes.
@@ -8,7 +8,7 @@ import type { Browser } from 'playwright-core';
 import { launchChromium } from '../support/chromium.ts';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { TestApp } from '../support/app.ts';
-import { flowApp, ownerWithOption, propose } from '../http/vendor/flow-client.ts';
+import { flowApp, ownerWithOption, propose } from '../http/proposals/flow-client.ts';
 
 let harness: TestApp;
 let origin: string;

@@ -1,5 +1,5 @@
 /**
- * Issue 15 item 5: with `CONSOLE_OIDC_ISSUER` set, an owner signs in on the consent page
+ * With `CONSOLE_OIDC_ISSUER` set, an owner signs in on the consent page
  * through a real OpenID Connect provider on loopback (oidc-provider): authorization code
  * with PKCE in headless Chromium, the ID token exchanged at `POST /console/token`, then
  * consents; the vendor's poll receives its receipt. Without `OPERATOR_GRANT=on` the page
@@ -11,7 +11,7 @@ import type { ManualClock } from '../../src/clock.ts';
 import type { TestApp } from '../support/app.ts';
 import { launchChromium } from '../support/chromium.ts';
 import { startOidcProvider, type OidcProviderPeer } from '../support/oidc-provider-peer.ts';
-import { flowApp, ownerWithOption, poll, propose } from '../http/vendor/flow-client.ts';
+import { flowApp, ownerWithOption, poll, propose } from '../http/proposals/flow-client.ts';
 
 const CLIENT = 'consent-page';
 

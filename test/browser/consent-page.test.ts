@@ -1,5 +1,5 @@
 /**
- * Issue 5 item 4, issue 15 item 5: the consent page in headless Chromium on the embedded
+ * The consent page in headless Chromium on the embedded
  * default. An owner signs in with the operator token, sees who and for which tenant they
  * consent, reads what the vendor asks for, fills the form, meets an inline error, fixes it
  * and consents; the vendor's poll then receives its receipt. Another owner declines, and
@@ -21,7 +21,7 @@ import {
   propose,
   startToolServer,
   vendorDoc,
-} from '../http/vendor/flow-client.ts';
+} from '../http/proposals/flow-client.ts';
 
 let harness: TestApp;
 let clock: ManualClock;

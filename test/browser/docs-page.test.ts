@@ -1,5 +1,5 @@
 /**
- * Issue 14 item 6: `GET /docs` serves its reference page with no third-party fonts,
+ * `GET /docs` serves its reference page with no third-party fonts,
  * telemetry or cloud buttons, under a Content-Security-Policy. Headless Chromium loads the
  * page and records every request it makes and every policy violation it reports: the
  * honest check that nothing leaves this origin.

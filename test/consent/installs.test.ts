@@ -4,7 +4,7 @@
  * vendor's proposal with an extra tool of `files`.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { deleteInstall, NO_INSTALL_HOOKS, type InstallHooks } from '../../src/consent/installs.ts';
+import { deleteInstall, type InstallHooks } from '../../src/consent/installs.ts';
 import { NotFound } from '../../src/errors.ts';
 import { INDEX, scoped, type InstallValue } from '../../src/resources/types.ts';
 import type { ControlStore } from '../../src/storage/control-store.ts';
@@ -36,7 +36,7 @@ async function install(): Promise<InstallValue> {
     owner,
     config: { inference: 'fast', extra_tools: [{ connection: 'files', tool: 'tool-00' }] },
   });
-  const stored = await store.get<InstallValue>('install', made.tenant, made.id);
+  const stored = await store.get('install', made.tenant, made.id);
   if (stored === null) throw new Error(`install ${made.id} is not stored`);
   return stored.value;
 }
@@ -44,12 +44,8 @@ async function install(): Promise<InstallValue> {
 describe('deleteInstall (decisions row 76)', () => {
   it('keeps the key on the index for the tombstone and drops the option and connection references', async () => {
     const value = await install();
-    await deleteInstall(store, value.tenant, value.id, NO_INSTALL_HOOKS);
-    const [byKey] = await store.findByIndex<InstallValue>(
-      'install',
-      INDEX.key,
-      value.keyHash ?? '',
-    );
+    await deleteInstall(store, value.tenant, value.id, harness.services.installHooks);
+    const [byKey] = await store.findByIndex('install', INDEX.key, value.keyHash ?? '');
     expect(byKey?.value).toMatchObject({ id: value.id, deleted: true });
     const byOption = await store.findByIndex(
       'install',

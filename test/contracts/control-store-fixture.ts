@@ -3,12 +3,8 @@
  * test groups share (`control-store.contract.ts`, `control-store-records.contract.ts`).
  */
 import { randomUUID } from 'node:crypto';
-import type {
-  ControlStore,
-  ControlWrite,
-  IndexValues,
-  ResourceKind,
-} from '../../src/storage/control-store.ts';
+import type { ResourceKind, ResourceValues } from '../../src/resources/types.ts';
+import type { ControlStore, ControlWrite, IndexValues } from '../../src/storage/control-store.ts';
 
 /** A backend under test: the suite opens several instances on one server or file. */
 export interface ControlStoreFixture {
@@ -32,7 +28,10 @@ export function scopeId(): string {
   return `t-${randomUUID()}`;
 }
 
-/** A put write. */
+/**
+ * A put write. The suite checks that a backend keeps any JSON document under any kind, so
+ * its values are plain JSON rather than the shapes `ResourceValues` registers.
+ */
 export function put(
   kind: ResourceKind,
   scope: string,
@@ -41,5 +40,13 @@ export function put(
   expect: number | null,
   index?: IndexValues,
 ): ControlWrite {
-  return { op: 'put', kind, scope, id, value, expect, ...(index === undefined ? {} : { index }) };
+  return {
+    op: 'put',
+    kind,
+    scope,
+    id,
+    value: value as ResourceValues[ResourceKind],
+    expect,
+    ...(index === undefined ? {} : { index }),
+  } as ControlWrite;
 }

@@ -216,7 +216,7 @@ function describeResources(context: ControlStoreContext): void {
     expect(await list({ limit: 2 })).toEqual(sorted.slice(0, 2));
     expect(await list({ after: sorted[1], limit: 2 })).toEqual(sorted.slice(2, 4));
     expect(await list({ after: 'z' })).toEqual([]);
-    const [first] = await store.list<{ id: string }>('connection', scope, { limit: 1 });
+    const [first] = await store.list('connection', scope, { limit: 1 });
     expect(first).toMatchObject({
       kind: 'connection',
       scope,

@@ -1,5 +1,5 @@
 /**
- * examples/executor (issue "Tool calls" item 10) run as a vendor runs it: a child process
+ * examples/executor run as a vendor runs it: a child process
  * against the service listening on a real port, with its key registered at session open.
  * It takes its token, tails its face, verifies each gate, claims, performs and completes
  * the calls of a turn; killed right after its first claim and started again on the same

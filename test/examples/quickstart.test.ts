@@ -1,5 +1,5 @@
 /**
- * Issue 15 item 4: README's quickstart is `examples/quickstart.ts`, and it runs as
+ * README's quickstart is `examples/quickstart.ts`, and it runs as
  * written: `npm start` in a child process (a fresh data folder), then the script with the
  * operator token that start printed, as `npm run quickstart` runs it. README shows the
  * script exactly, so the two cannot drift apart.

@@ -33,7 +33,7 @@ afterAll(async () => {
 
 const NOW = Date.UTC(2026, 2, 1, 12, 0, 0);
 
-/** A restrictive `lookup_order` policy (`amount lt 100`, item 1) and an allowed call of it. */
+/** A restrictive `lookup_order` policy (`amount lt 100`) and an allowed call of it. */
 function allowedCall() {
   const plan = compilePolicies(
     [

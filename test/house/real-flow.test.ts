@@ -1,5 +1,5 @@
 /**
- * Tests reach state the way users do (issue 14 item 9): through the HTTP API, never by
+ * Tests reach state the way users do: through the HTTP API, never by
  * writing installs, connections, consents or session records straight into a store. Only
  * the storage conformance suite (test/contracts, test/storage) calls the stores' write
  * verbs or imports the modules that open stores; the test app (test/support/app.ts) opens
@@ -132,7 +132,7 @@ async function testFiles(): Promise<string[]> {
     });
 }
 
-describe('tests reach state through the public flow (issue 14 item 9)', () => {
+describe('tests reach state through the public flow', () => {
   it('finds the write verbs on the ports', async () => {
     const verbs = await writeVerbs();
     for (const verb of ['write', 'putSecretValue', 'saveSnapshot', 'addUsage', 'append']) {

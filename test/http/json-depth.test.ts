@@ -1,5 +1,5 @@
 /**
- * Issue 14 item 3: a JSON body nested deeper than `MAX_JSON_DEPTH` is a 400 naming the
+ * A JSON body nested deeper than `MAX_JSON_DEPTH` is a 400 naming the
  * body, never a 500, wherever it arrives: on an append to a real session, opened through
  * the public flow, and on the unauthenticated `POST /appdoc`.
  */

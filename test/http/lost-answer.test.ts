@@ -1,5 +1,5 @@
 /**
- * An append whose answer is lost (issue 14 item 7): the service sends it to the store, the
+ * An append whose answer is lost: the service sends it to the store, the
  * store runs it, and the link fails before the answer comes back (the proxy drops what
  * the server answers, `TcpProxy.mute`). The client is answered 503 with `Retry-After`
  * within the store's command timeout, never left hanging, and when it tries again with

@@ -1,5 +1,5 @@
 /**
- * Issue 15 item 6: `GET /metrics` in the Prometheus text format, scraped after a short
+ * `GET /metrics` in the Prometheus text format, scraped after a short
  * load over real HTTP (an install through the public flow, a session, a tail, appends, a
  * turn on the simulated provider), and who may scrape it: loopback scrapers only by
  * default, the bearer of `METRICS_TOKEN` once it is set.

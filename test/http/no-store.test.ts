@@ -1,5 +1,5 @@
 /**
- * Issue 14 item 4: every answer that carries a credential (a console, session or executor
+ * Every answer that carries a credential (a console, session or executor
  * token, a grant, an install key, a poll secret) says `Cache-Control: no-store`, so no
  * cache between the service and its caller keeps one. Reached over HTTP as users do.
  */

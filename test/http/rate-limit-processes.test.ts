@@ -1,5 +1,5 @@
 /**
- * Two service processes on one Redis enforce one limit (issue 14 item 1): `node
+ * Two service processes on one Redis enforce one limit: `node
  * src/main.ts` twice, as a deployment runs it, with REDIS_URL and one BASE_URL.
  */
 import { randomUUID } from 'node:crypto';

@@ -1,5 +1,5 @@
 /**
- * Rate limits over real HTTP with their counts in real Redis (issue 14 item 1): random
+ * Rate limits over real HTTP with their counts in real Redis: random
  * bearers are one client, a verified credential has a bucket of its own. Each test sends
  * from a loopback address of its own (`loopback-client.ts`), since the address buckets
  * live in a Redis other suites share.

@@ -3,7 +3,7 @@ import { RATE_FAMILIES, type RateFamily, type RateLimits } from '../../src/http/
 import { startTestApp, type TestApp } from '../support/app.ts';
 
 /**
- * The family of every route the service serves (issue 14 item 1): every cell decided, so
+ * The family of every route the service serves: every cell decided, so
  * a new route must be placed here. `null`: never limited.
  */
 const FAMILIES: Readonly<Record<string, RateFamily | null>> = {
@@ -66,7 +66,7 @@ const FAMILIES: Readonly<Record<string, RateFamily | null>> = {
 const limitsOf = (max: number, windowMs: number): RateLimits =>
   Object.fromEntries(RATE_FAMILIES.map((family) => [family, { max, windowMs }])) as RateLimits;
 
-describe('route families (issue 14 item 1)', () => {
+describe('route families', () => {
   let harness: TestApp;
   beforeAll(async () => {
     // No request is allowed: each answer names the family that refused it.

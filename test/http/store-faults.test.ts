@@ -1,5 +1,5 @@
 /**
- * Faults of the stores under load (issue 14 item 7). The service reaches Redis and
+ * Faults of the stores under load. The service reaches Redis and
  * PostgreSQL through a TCP proxy (`tcp-proxy.ts`); mid-load the test cuts it, as a
  * restart of the server does (every connection reset, new ones refused) or as a link that
  * goes dark does (every connection reset, new ones held unanswered), then restores it.

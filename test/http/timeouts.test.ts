@@ -1,5 +1,5 @@
 /**
- * Slow clients (issue 14 item 2): a client that sends its headers a byte at a time, or its
+ * Slow clients: a client that sends its headers a byte at a time, or its
  * body, or nothing at all, is cut at the documented timeout, over real sockets, while a
  * tail, whose answer streams for far longer than any of those, is not.
  */

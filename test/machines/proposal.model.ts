@@ -1,6 +1,6 @@
 /**
  * An independent model of interface table 3.2 with decisions rows 29, 30, 92–94 and the
- * owner's decline (RFC 8628 §3.5 `access_denied`, issue 15 item 5), written
+ * owner's decline (RFC 8628 §3.5 `access_denied`), written
  * without XState: every (state, event) cell is a function deciding the rule taken, the
  * next model state and the answer. `Record` without `Partial`, so no cell is left out.
  */

@@ -1,5 +1,5 @@
 /**
- * The bounds on a discovered catalog (issue 12 item 9) as pure checks, then against a real
+ * The bounds on a discovered catalog as pure checks, then against a real
  * MCP server on loopback: too many tools, too many bytes, a name that breaks decisions
  * row 19, a schema that is not JSON Schema. Refusals name the limit or rule, never the
  * server's text.
@@ -7,7 +7,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Tool } from '@modelcontextprotocol/sdk/types.js';
 import { ManualClock } from '../../src/clock.ts';
-import type { CatalogTool } from '../../src/mcp/catalog.ts';
+import type { CatalogTool } from '../../src/schemas/connections.ts';
 import {
   MAX_CATALOG_BYTES,
   MAX_CATALOG_TOOLS,

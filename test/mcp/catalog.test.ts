@@ -1,10 +1,9 @@
 import { createHash } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import { catalogDigest, catalogTool, sortTools } from '../../src/mcp/catalog.ts';
-import type { CatalogTool } from '../../src/mcp/catalog.ts';
+import type { CatalogTool } from '../../src/schemas/connections.ts';
 
-const sha256 = (text: string) =>
-  `sha256:${createHash('sha256').update(text, 'utf8').digest('hex')}`;
+const sha256 = (text: string) => createHash('sha256').update(text, 'utf8').digest('hex');
 
 describe('the catalog digest', () => {
   it('hashes the RFC 8785 form: keys sorted, no whitespace, whatever order the server used', () => {

@@ -1,5 +1,5 @@
 /**
- * Issue 14 item 6: a tenant's failing MCP server is logged at warn in our own words,
+ * A tenant's failing MCP server is logged at warn in our own words,
  * without its body; what it said reaches the debug level only, scrubbed.
  */
 import { describe, expect, it } from 'vitest';

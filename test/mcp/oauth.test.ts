@@ -1,10 +1,9 @@
 import { randomUUID } from 'node:crypto';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { ManualClock, systemEntropy } from '../../src/clock.ts';
 import { InvalidRequest, UpstreamFailure } from '../../src/errors.ts';
 import { callTool } from '../../src/mcp/call.ts';
 import { AuthorizationRequired } from '../../src/mcp/failures.ts';
-import { MemoryOAuthStateStore } from '../../src/mcp/memory-oauth-store.ts';
 import {
   AUTHORIZATION_TTL_MS,
   beginLink,
@@ -15,24 +14,35 @@ import {
 import type { LinkContext, LinkOutcome, LinkRequest } from '../../src/mcp/oauth.ts';
 import { Egress } from '../../src/net/egress.ts';
 import { parseAllowList } from '../../src/net/addresses.ts';
+import type { OAuthStateStore } from '../../src/mcp/oauth-state.ts';
 import { listenOnLoopback } from './peers/loopback.ts';
 import { startOAuthServer } from './peers/oauth-server.ts';
 import type { OAuthServer } from './peers/oauth-server.ts';
 import { sampleTools, startPagingServer } from './peers/paging.ts';
+import { startTestApp, type TestApp } from '../support/app.ts';
 import { loopbackEgress } from '../support/egress.ts';
 
 const BASE_URL = 'https://sessions.example.test';
 const egress = loopbackEgress();
 
+// The OAuth state lives where the service keeps it: sealed in the control store of a
+// running service, whose clock the tests move.
+const clock = new ManualClock();
+let harness: TestApp;
+beforeAll(async () => {
+  harness = await startTestApp({ clock });
+});
+afterAll(async () => {
+  await harness.close();
+});
+
 let peer: OAuthServer;
-let store: MemoryOAuthStateStore;
-let clock: ManualClock;
+let store: OAuthStateStore;
 let context: LinkContext;
 let link: LinkRequest;
 beforeEach(async () => {
   peer = await startOAuthServer();
-  store = new MemoryOAuthStateStore();
-  clock = new ManualClock();
+  store = harness.services.oauth.forEndpoint(peer.endpoint);
   context = { store, baseUrl: BASE_URL, clock, entropy: systemEntropy, timeoutMs: 5000, egress };
   link = {
     tenant: `t-${randomUUID()}`,

@@ -1,5 +1,5 @@
 /**
- * The guard's address decision as a pure function (issue 12 item 8). Addresses outside
+ * The guard's address decision as a pure function. Addresses outside
  * loopback are only ever decided here, never connected to.
  */
 import { describe, expect, it } from 'vitest';

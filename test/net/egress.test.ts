@@ -1,5 +1,5 @@
 /**
- * The egress guard over real sockets, on loopback only (issue 12 item 8): addresses are
+ * The egress guard over real sockets, on loopback only: addresses are
  * refused before anything connects, host names are decided on what their lookup answers
  * at connect time, redirects stay on their host, and an exchange's answers are bounded.
  * Every address these tests connect to (or would, were the guard wrong) is loopback.

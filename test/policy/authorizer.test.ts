@@ -46,7 +46,7 @@ const plan = compilePolicies(
   tools,
 );
 
-describe('the authorizer (issue "Tool calls" item 1)', () => {
+describe('the authorizer', () => {
   const authorizer = new Authorizer(plan, tools, 'shipper');
 
   it('checks the input schema before any policy', () => {

@@ -6,7 +6,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ActorHost } from '../../src/actors/actor-host.ts';
 import { SESSION_ACTOR } from '../../src/actors/session.actor.ts';
-import type { InstallValue } from '../../src/resources/types.ts';
 import { systemEntropy } from '../../src/clock.ts';
 import { SessionDirectory } from '../../src/sessions/directory.ts';
 import { deriveSessionIdKey } from '../../src/sessions/ids.ts';
@@ -53,11 +52,7 @@ function lifecycle(): SessionLifecycle {
 /** An install made by consent, read back as the routes see it. */
 async function installed() {
   const install = await flowOf(harness).install();
-  const stored = await harness.stores.control.get<InstallValue>(
-    'install',
-    install.tenant,
-    install.id,
-  );
+  const stored = await harness.stores.control.get('install', install.tenant, install.id);
   if (stored === null) throw new Error(`install ${install.id} is not stored`);
   return stored;
 }

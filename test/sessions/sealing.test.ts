@@ -75,7 +75,7 @@ describe('sealLayer and openLayer', () => {
   });
 
   it('key the digest per tenant, so a guess of a short argument cannot be confirmed by hashing it', () => {
-    // Issue 14 item 6: the public face shows this digest; it is no hash of the plaintext.
+    // The public face shows this digest; it is no hash of the plaintext.
     const secret = { approve: true, amount: 50 };
     const digest = sealLayer(secret, key).sealed.digest;
     const guesses = [true, false].flatMap((approve) =>

@@ -7,7 +7,7 @@ import {
   type OfferedEnvelope,
   type WriterCredential,
 } from '../../src/sessions/write-filter.ts';
-import type { Envelope, Kind } from '../../src/storage/log-store.ts';
+import type { Envelope, Kind } from '../../src/schemas/records.ts';
 
 const principal: WriterCredential = {
   audience: 'session',

@@ -1,5 +1,5 @@
 /**
- * The secrets keyring (issue 14 item 6): the current key seals and names itself in what it
+ * The secrets keyring: the current key seals and names itself in what it
  * seals; every key of the ring still opens, so a rotation leaves old values readable; a
  * value sealed before key ids existed opens too.
  */

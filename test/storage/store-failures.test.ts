@@ -1,5 +1,5 @@
 /**
- * Which store failures are "the store does not answer" (issue 14 item 7), on real errors
+ * Which store failures are "the store does not answer", on real errors
  * of real clients: a refused connection and a silent one become the one `Unavailable`
  * (503 with `Retry-After`); an answer the server gave, such as a syntax error, stays what
  * it is, so a bug is never passed off as an outage.

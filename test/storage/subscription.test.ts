@@ -99,7 +99,7 @@ describe('Subscription', () => {
     await subscription.wait();
   });
 
-  it('is dropped when the bodies it buffers would pass its bytes (issue 14 item 2)', () => {
+  it('is dropped when the bodies it buffers would pass its bytes', () => {
     const subscription = new Subscription('s', 0, 1024, 1000);
     expect(subscription.push([fed(1, false, 400), fed(2, false, 400)])).toBe(true);
     expect(cursors(subscription.take())).toEqual([1, 2]);

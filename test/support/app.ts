@@ -52,9 +52,9 @@ export interface TestAppOptions {
    * build with none: options still validate, but no turn runs (see `LOG_ONLY`).
    */
   readonly providers?: AppDeps['providers'];
-  /** HTTP timeouts (issue 14 item 2); the service's defaults when absent. */
+  /** HTTP timeouts; the service's defaults when absent. */
   readonly http?: Partial<HttpTimeouts>;
-  /** Tail caps, buffers and heartbeat (issue 14 item 2); the service's defaults when absent. */
+  /** Tail caps, buffers and heartbeat; the service's defaults when absent. */
   readonly tailLimits?: Partial<TailLimits>;
   /** `METRICS_TOKEN`; absent, `GET /metrics` answers loopback scrapers only. */
   readonly metricsToken?: string;

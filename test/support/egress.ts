@@ -1,6 +1,6 @@
 /**
  * The egress guard as the tests use it: every MCP peer of the tests listens on loopback,
- * which the production default refuses (issue 12 item 8), so tests allow loopback the way
+ * which the production default refuses, so tests allow loopback the way
  * a deployment would, through `EGRESS_ALLOW`.
  */
 import { Egress, type EgressOptions } from '../../src/net/egress.ts';

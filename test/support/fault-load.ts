@@ -1,5 +1,5 @@
 /**
- * Clients that keep working while a store fails under them (issue 14 item 7), as a user
+ * Clients that keep working while a store fails under them, as a user
  * of the service would: appenders that send messages with an `Idempotency-Key` and try
  * again with the same key after a 503, tails that read on from their cursor whenever
  * theirs ends, and a prober of `/health/ready` and `/health/live`. Each keeps a ledger

@@ -1,6 +1,6 @@
 /**
- * A real OpenID Connect provider on loopback for the consent page's sign-in (issue 15
- * item 5): oidc-provider, in process, with its development login and consent screens (any
+ * A real OpenID Connect provider on loopback for the consent page's sign-in:
+ * oidc-provider, in process, with its development login and consent screens (any
  * login name signs in as that `sub`), one public client that must use PKCE, and RS256 ID
  * tokens. The client's redirect URI is known only once the service listens, so the issuer
  * listens first and its client is registered with `register`.

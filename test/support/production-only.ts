@@ -1,7 +1,7 @@
 /**
  * A module-resolution hook for `node --import`: it makes every package that
  * `package-lock.json` marks `dev` unresolvable, as if `npm ci --omit=dev` had left it out
- * (issue 15 item 4). A process started with it runs as a production install would: any
+ *. A process started with it runs as a production install would: any
  * import of a dev-only package, static, dynamic or `require`, in our code or in a
  * dependency's, fails with `ERR_DEV_ONLY_PACKAGE` naming it.
  */

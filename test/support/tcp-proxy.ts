@@ -1,5 +1,5 @@
 /**
- * A TCP proxy on loopback for fault tests (issue 14 item 7): the service talks to Redis or
+ * A TCP proxy on loopback for fault tests: the service talks to Redis or
  * PostgreSQL through it, and the test cuts the line. Nothing but `node:net`.
  *
  * - `cut()` destroys every open connection at once (both sides see a reset), as a server

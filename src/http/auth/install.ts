@@ -18,7 +18,7 @@ export async function installCaller(
   const hash = credentialLookup(requireBearer(request.headers.authorization), 'ik');
   if (hash === null)
     throw new Unauthenticated('the install key is not one this service issued', true);
-  const [install] = await controlStore.findByIndex<InstallValue>('install', INDEX.key, hash);
+  const [install] = await controlStore.findByIndex('install', INDEX.key, hash);
   if (install === undefined) throw new Unauthenticated('no install answers this key', true);
   if (install.value.deleted)
     throw new NotFound('install_gone', 'the install this key names is gone');

@@ -6,8 +6,8 @@
  *
  * The callback takes no console token: the browser arrives from another site. Its
  * `state` is the credential (single use, bound to one tenant's connection), good only with
- * the cookie the answer that handed out its URL set on the owner's browser (issue 14 item
- * 5, `src/connections/callback-binding.ts`). The request log scrubs `code` and `state`
+ * the cookie the answer that handed out its URL set on the owner's browser
+ * (`src/connections/callback-binding.ts`). The request log scrubs `code` and `state`
  * from the URL (`src/logger.ts`).
  */
 import type { FastifyInstance } from 'fastify';
@@ -17,7 +17,7 @@ import type { ConnectionAuthorization } from '../../connections/authorization.ts
 import type { CallbackBinding } from '../../connections/callback-binding.ts';
 import { IdParams } from '../../schemas/common.ts';
 import { AuthorizeAnswer, CallbackQuery } from '../../schemas/connections.ts';
-import { consoleCaller, requireOwner, type ConsoleAuthDeps } from '../auth/console.ts';
+import { consoleCaller, requireOwner, type ConsoleAuthDeps } from '../../console/caller.ts';
 import { problemResponses } from '../openapi-responses.ts';
 
 export interface AuthorizationRouteDeps extends ConsoleAuthDeps {

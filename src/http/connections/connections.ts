@@ -23,7 +23,7 @@ import {
   requireMember,
   requireOwner,
   type ConsoleAuthDeps,
-} from '../auth/console.ts';
+} from '../../console/caller.ts';
 import { ownerDeleteRoute } from '../console/delete-route.ts';
 import { BODY_PROBLEMS, problemResponses } from '../openapi-responses.ts';
 import { authorizationRoutes } from './authorization.ts';
@@ -67,7 +67,7 @@ export function connectionRoutes(app: FastifyInstance, deps: ConnectionRouteDeps
     async (request, reply) => {
       const caller = requireOwner(await consoleCaller(request, deps));
       const answer = await connections.put(caller.tenant, request.params.id, request.body);
-      // Issue 14 item 5: the URL is good only in the browser that asked for it.
+      // The URL is good only in the browser that asked for it.
       const cookie = answer.authorize === undefined ? null : binding.setCookieFor(answer.authorize);
       if (cookie !== null) void reply.header('set-cookie', cookie);
       return reply.code(answer.outcome === 'created' ? 201 : 200).send(answer);

@@ -15,7 +15,7 @@ import type { ControlStore } from '../../storage/control-store.ts';
 import { AlreadyGrantedProblem, Problem } from '../../schemas/problem.ts';
 import { ConsentAnswer, TenantConfig } from '../../schemas/tenant.ts';
 import { ConsentRead, DeclineAnswer, RequestParams } from '../../schemas/vendor.ts';
-import { consoleCaller, requireMember, requireOwner } from '../auth/console.ts';
+import { consoleCaller, requireMember, requireOwner } from '../../console/caller.ts';
 import { BODY_PROBLEMS, problemResponses } from '../openapi-responses.ts';
 import { PROBLEM_MEDIA_TYPE } from '../problem.ts';
 import { oauthScript, sendPage, wantsPage, type PageSignIn } from './page.ts';

@@ -1,5 +1,5 @@
 /**
- * The consent page (issue 5 item 4, issue 15 item 5): `consent_url` opened in a browser
+ * The consent page: `consent_url` opened in a browser
  * serves a plain HTML page, no build step and nothing from elsewhere, whose script calls
  * the JSON API with the owner's console token (`GET /consent/{request}`, `GET
  * /inferences`, `GET /connections`, `POST /consent/{request}` and its `/decline`).

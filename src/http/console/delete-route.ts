@@ -8,7 +8,7 @@ import type { FastifyInstance } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import { IdParams } from '../../schemas/common.ts';
-import { consoleCaller, requireOwner, type ConsoleAuthDeps } from '../auth/console.ts';
+import { consoleCaller, requireOwner, type ConsoleAuthDeps } from '../../console/caller.ts';
 import { problemResponses } from '../openapi-responses.ts';
 import { PROBLEM_MEDIA_TYPE } from '../problem.ts';
 

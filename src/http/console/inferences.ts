@@ -18,7 +18,7 @@ import {
   requireMember,
   requireOwner,
   type ConsoleAuthDeps,
-} from '../auth/console.ts';
+} from '../../console/caller.ts';
 import { ownerDeleteRoute } from './delete-route.ts';
 import { BODY_PROBLEMS, problemResponses } from '../openapi-responses.ts';
 

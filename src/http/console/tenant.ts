@@ -8,7 +8,7 @@ import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { membershipsOf, putTenant } from '../../console/tenants.ts';
 import { WriteAnswer } from '../../schemas/common.ts';
 import { Memberships, PutTenantBody } from '../../schemas/console.ts';
-import { consoleCaller, type ConsoleAuthDeps } from '../auth/console.ts';
+import { consoleCaller, type ConsoleAuthDeps } from '../../console/caller.ts';
 import { BODY_PROBLEMS, problemResponses } from '../openapi-responses.ts';
 
 const security = [{ consoleToken: [] }];

@@ -9,7 +9,7 @@
  * the caller as owner (row 74). The role is not in the token: it is read per request.
  *
  * With `CONSOLE_OIDC_ISSUER` set the operator grant is off unless `OPERATOR_GRANT=on`;
- * every answer carries a credential and says `Cache-Control: no-store` (issue 14 item 4).
+ * every answer carries a credential and says `Cache-Control: no-store`.
  */
 import { timingSafeEqual } from 'node:crypto';
 import type { FastifyInstance } from 'fastify';
@@ -22,7 +22,7 @@ import { Forbidden, Unauthenticated } from '../../errors.ts';
 import type { MembershipValue } from '../../resources/types.ts';
 import { ConsoleTokenAnswer, ConsoleTokenBody } from '../../schemas/console.ts';
 import type { ControlStore, Versioned } from '../../storage/control-store.ts';
-import { CONSOLE_TOKEN_TTL_MS, membershipClaim } from '../auth/console.ts';
+import { CONSOLE_TOKEN_TTL_MS, membershipClaim } from '../../console/caller.ts';
 import { BODY_PROBLEMS, problemResponses } from '../openapi-responses.ts';
 import { noStore } from '../no-store.ts';
 
@@ -35,7 +35,7 @@ export interface ConsoleTokenDeps {
   readonly oidc: OidcVerifier | undefined;
   /**
    * Whether the operator grant mints console tokens (`OPERATOR_GRANT`). Absent: only while
-   * no identity provider is configured (issue 14 item 4), so a deployment that signs its
+   * no identity provider is configured, so a deployment that signs its
    * users in through one has no second, shared way in unless it asks for it.
    */
   readonly operatorGrant?: boolean;
@@ -93,12 +93,12 @@ export function consoleTokenRoutes(app: FastifyInstance, deps: ConsoleTokenDeps)
       const tenant = await deps.controlStore.get('tenant', '', body.tenant);
       let membership: Versioned<MembershipValue> | null = null;
       if (tenant !== null) {
-        membership = await deps.controlStore.get<MembershipValue>('membership', body.tenant, user);
+        membership = await deps.controlStore.get('membership', body.tenant, user);
         if (membership === null) {
           throw new Forbidden('not_member', `${user} is not a member of tenant ${body.tenant}`);
         }
       }
-      // Issue 14 item 4: the token stands on this membership and ends with it.
+      // The token stands on this membership and ends with it.
       const minted = await deps.tokens.mint(
         'console',
         { sub: `console:${user}`, tid: body.tenant, ...membershipClaim(membership) },

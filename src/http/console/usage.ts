@@ -7,7 +7,7 @@ import type { FastifyInstance } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { UsageAnswer, UsageQuery } from '../../schemas/console.ts';
 import type { UsageDay } from '../../storage/control-store.ts';
-import { consoleCaller, requireOwner, type ConsoleAuthDeps } from '../auth/console.ts';
+import { consoleCaller, requireOwner, type ConsoleAuthDeps } from '../../console/caller.ts';
 import { problemResponses } from '../openapi-responses.ts';
 
 /** A stored usage day in its wire shape (2.15). */

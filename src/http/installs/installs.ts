@@ -20,7 +20,7 @@ import { IdParams, queryInteger } from '../../schemas/common.ts';
 import { InstallList } from '../../schemas/console.ts';
 import { TenantConfig } from '../../schemas/tenant.ts';
 import { ComposedDocument } from '../../schemas/vendor.ts';
-import { consoleCaller, requireMember, requireOwner } from '../auth/console.ts';
+import { consoleCaller, requireMember, requireOwner } from '../../console/caller.ts';
 import { BODY_PROBLEMS, problemResponses } from '../openapi-responses.ts';
 
 export interface InstallRouteDeps {

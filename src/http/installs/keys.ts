@@ -12,7 +12,7 @@ import { revokeKey, rotateKey, type InstallHooks } from '../../consent/installs.
 import type { ControlStore } from '../../storage/control-store.ts';
 import { IdParams } from '../../schemas/common.ts';
 import { InstallKeyAnswer } from '../../schemas/console.ts';
-import { consoleCaller, requireOwner } from '../auth/console.ts';
+import { consoleCaller, requireOwner } from '../../console/caller.ts';
 import { problemResponses } from '../openapi-responses.ts';
 import { noStore } from '../no-store.ts';
 

@@ -46,7 +46,7 @@ const AppendHeaders = z.looseObject({ 'idempotency-key': IdempotencyKey });
 const KNOWN_SESSIONS = 100_000;
 
 /**
- * Issue 15 item 4: the store's `idempotency_conflict` said as what the client did. Without
+ * The store's `idempotency_conflict` said as what the client did. Without
  * the header a token writes one batch (row 9), which surprises a client that sends a second.
  */
 function explained(error: unknown, header: string | undefined): unknown {

@@ -9,7 +9,7 @@ import { canonicalJson } from '../../sessions/canonical-json.ts';
 import { sealLayer, tenantSealKey } from '../../sessions/sealing.ts';
 import type { BodySealer } from '../../sessions/intake.ts';
 import type { SessionCredential } from '../../sessions/tokens.ts';
-import type { Envelope } from '../../storage/log-store.ts';
+import type { Envelope } from '../../schemas/records.ts';
 import { VENDOR_BOUNDS } from '../../schemas/vendor.ts';
 import type { SessionContext } from './context.ts';
 

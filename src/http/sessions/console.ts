@@ -21,7 +21,7 @@ import {
   SessionStatus,
 } from '../../schemas/sessions.ts';
 import { sessionOfTenant } from '../../sessions/ownership.ts';
-import { consoleCaller, requireMember, requireOwner } from '../auth/console.ts';
+import { consoleCaller, requireMember, requireOwner } from '../../console/caller.ts';
 import { problemResponses } from '../openapi-responses.ts';
 import { directoryRow, statusOf, type SessionContext } from './context.ts';
 import { nextLink } from './directory.ts';

@@ -25,7 +25,7 @@ import {
   requireMember,
   requireOwner,
   type ConsoleAuthDeps,
-} from '../auth/console.ts';
+} from '../../console/caller.ts';
 import { problemResponses } from '../openapi-responses.ts';
 import { TAIL_LIMITS, type TailLimits } from './limits.ts';
 import { jsonStreamAnswer, writeJsonLines } from './ndjson.ts';
@@ -41,7 +41,7 @@ export interface AuditDeps extends ConsoleAuthDeps {
   readonly sealKey: Buffer;
   /** Aborted when the process stops: a long audit ends early. */
   readonly shutdown: AbortSignal;
-  /** A reader that leaves `bufferBytes` unread for `lagMs` is dropped (issue 14 item 2). */
+  /** A reader that leaves `bufferBytes` unread for `lagMs` is dropped. */
   readonly tailLimits?: Pick<TailLimits, 'bufferBytes' | 'lagMs'> | undefined;
 }
 

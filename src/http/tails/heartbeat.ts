@@ -1,5 +1,5 @@
 /**
- * WebSocket liveness (issue 14 item 2): a peer that has been silent for `pingIntervalMs`
+ * WebSocket liveness: a peer that has been silent for `pingIntervalMs`
  * is pinged, and one that leaves a ping unanswered for `pongTimeoutMs` is taken for gone
  * and its connection ended (no close frame: a dead peer would not read it). A tail that
  * waits for records writes nothing (decisions row 3: no heartbeats in the lines), so

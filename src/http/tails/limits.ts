@@ -1,5 +1,5 @@
 /**
- * What one client may hold of the tails (issue 14 item 2): how many tails at once, how
+ * What one client may hold of the tails: how many tails at once, how
  * many unsent bytes each, for how long, and how soon a silent WebSocket peer counts as
  * gone. A tail is the one request that never ends by itself, so without a cap a client
  * opens tails until the process runs out of sockets or memory.

@@ -6,7 +6,7 @@
  * The tail follows new records until the store ends it (after `session.archived`, or
  * before `to`), and ends early, with a last `Err` line, when the token expires
  * (`token_expired`), when the service stops (`service_stopping`), when the reader lags so
- * far behind that its transport gives up on it (`reader_lagging`, issue 14 item 2) or
+ * far behind that its transport gives up on it (`reader_lagging`) or
  * when the log cannot be read (`read_failed`); those lines carry the cursor to resume
  * from, or null. When the
  * reader goes away (`signal`) it ends without a line.

@@ -2,7 +2,7 @@
  * JSON lines over HTTP (interface 1, decisions row 3): `application/jsonstream`, one
  * object per `\n`-terminated line, no heartbeats, written as the lines come.
  *
- * Framing (issue 13 item 3): a live tail's body is delimited by the connection's close
+ * Framing: a live tail's body is delimited by the connection's close
  * (RFC 9112 §6.3, `live`), not chunked, so a line is written as its own bytes,
  * shared by every tail that serves it, with no chunk header and trailer of its own, and
  * the lines a pacing window gathers (`pacer.ts`) leave in one write. Lines say
@@ -10,7 +10,7 @@
  * framing's last chunk would otherwise say; a tail's connection is not reused. A read
  * that ends at the head by itself (the audit) keeps the default chunked framing.
  *
- * Backpressure per connection (issue 14 item 2): a line is pulled from its source only
+ * Backpressure per connection: a line is pulled from its source only
  * once the previous one was written. Once the unsent bytes held for the connection pass
  * `bufferBytes` (at least the socket's own high-water mark), nothing more is pulled until
  * they are written; if that takes longer than `lagMs` the reader lags behind the log, and

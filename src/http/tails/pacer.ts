@@ -10,7 +10,7 @@
  * that receives less than one record per window is written to at the end of the tick,
  * as Node's HTTP responses are, with no delay at all.
  *
- * One `Pacer` serves every tail of an app (issue 13 item 3: no per-tail timers): the
+ * One `Pacer` serves every tail of an app (No per-tail timers): the
  * connections due now are written by one callback at the end of the tick, and those
  * held for their window wait in one queue behind one timer. A record that reaches a
  * thousand tails of a session thus costs one callback, not a thousand.

@@ -31,7 +31,7 @@ export interface SessionTailDeps {
   readonly sealKey: Buffer;
   /** Aborted when the process stops: open tails end cleanly. */
   readonly shutdown: AbortSignal;
-  /** Caps and buffers of the tails (issue 14 item 2); `TAIL_LIMITS` when absent. */
+  /** Caps and buffers of the tails; `TAIL_LIMITS` when absent. */
   readonly tailLimits?: TailLimits | undefined;
   /** Counts live tails by transport and the store failures that end one. */
   readonly metrics: ServiceMetrics;

@@ -2,7 +2,7 @@
  * The tail over WebSocket (decisions row 3): one text message per line, the same `Ok` and
  * `Err` objects the NDJSON tail writes, then a close frame saying why the tail ended.
  *
- * Backpressure per connection (issue 14 item 2): a line is pulled only after the previous
+ * Backpressure per connection: a line is pulled only after the previous
  * one was handed to the socket. Once a message would take more than `bufferBytes` into
  * the socket's user-space buffer (`bufferedAmount`), nothing more is pulled until it is
  * written; if that takes longer than `lagMs` the reader is lagging and the connection is

@@ -24,7 +24,7 @@ export type LogConnection =
 const MAX_REDIRECTIONS = 64;
 
 /**
- * How a standalone command connection behaves when Redis goes away (issue 14 item 7):
+ * How a standalone command connection behaves when Redis goes away:
  * a command fails at once instead of waiting in a queue, so the request that issued it
  * answers 503 with `Retry-After` (`failures.ts`) and the client tries again.
  * - No offline queue: a command issued while the connection is down or reconnecting fails

@@ -1,5 +1,5 @@
 /**
- * The fan-out of a store instance on a Redis Cluster (issue 13, item 6): the cluster
+ * The fan-out of a store instance on a Redis Cluster: the cluster
  * counterpart of `stream-reader.ts`, feeding every tail of the instance from one read
  * per stream however many tails follow it.
  *

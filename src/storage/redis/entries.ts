@@ -2,7 +2,8 @@
  * Stream entries to and from records: the ARGV a script takes for a pending record and
  * the `StoredRecord` an XRANGE or XREAD entry stands for (interface 2.2, 2.3).
  */
-import type { Kind, PendingRecord, StoredRecord } from '../log-store.ts';
+import type { PendingRecord, StoredRecord } from '../log-store.ts';
+import type { Kind } from '../../schemas/records.ts';
 import { cursorOf, FIELD } from './keys.ts';
 
 /** An entry as XRANGE, XREAD and the scripts answer it: id and flat field/value list. */

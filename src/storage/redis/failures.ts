@@ -1,5 +1,5 @@
 /**
- * Which failures of a Redis command mean "Redis does not answer" (issue 14 item 7): they
+ * Which failures of a Redis command mean "Redis does not answer": they
  * become the one `Unavailable` (503 with `Retry-After`), whatever command met them.
  *
  * - Errors ioredis makes itself when it has no usable connection: the connection closed

@@ -2,7 +2,7 @@
  * The Redis key layout of the log store and the mapping between cursors and stream ids.
  *
  * One session is three keys, all carrying the hash tag `{<stream>}` so they hash to one
- * slot and a script may touch them together on a Redis Cluster (issue 13, item 6):
+ * slot and a script may touch them together on a Redis Cluster:
  *
  * - `<prefix>{<stream>}:log`  the Redis stream holding the records;
  * - `<prefix>{<stream>}:meta` a hash: `head` (last minted cursor), `at` (last minted `at`),

@@ -1,9 +1,9 @@
 /**
- * The log store on Redis Streams (issue 3, item 2; interface 2.2 to 2.4, 3.1): one Redis
+ * The log store on Redis Streams (interface 2.2 to 2.4, 3.1): one Redis
  * stream per session, every append and archive one Lua script (`scripts/*.lua`), tails
  * served by one shared reader per instance: a blocking XREAD on a standalone server
  * (`stream-reader.ts`), or one subscriber connection per master of a Redis Cluster
- * (`cluster-reader.ts`; issue 13, item 6). Key layout, hash tags and the cursor-to-id
+ * (`cluster-reader.ts`). Key layout, hash tags and the cursor-to-id
  * mapping are in `keys.ts`; `REDIS_URL`'s forms in `target.ts`.
  *
  * Durability. Redis acknowledges a script once it ran in memory. For an acknowledged
@@ -99,6 +99,7 @@ class RedisStreamsLogStore implements RedisLogStore, TailSource {
   readonly #wake: boolean;
   readonly #reader: LogFeed;
   #closed = false;
+  readonly #closing = new AbortController();
 
   constructor(
     connection: LogConnection,
@@ -134,8 +135,8 @@ class RedisStreamsLogStore implements RedisLogStore, TailSource {
     return this.#redis;
   }
 
-  get closed(): boolean {
-    return this.#closed;
+  get closing(): AbortSignal {
+    return this.#closing.signal;
   }
 
   async append(batch: AppendBatch): Promise<AppendResult> {
@@ -241,6 +242,7 @@ class RedisStreamsLogStore implements RedisLogStore, TailSource {
   async close(): Promise<void> {
     if (this.#closed) return;
     this.#closed = true;
+    this.#closing.abort();
     await this.#reader.close();
     await this.#redis.quit().catch(ignore);
   }

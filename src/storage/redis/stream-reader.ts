@@ -1,7 +1,7 @@
 /**
  * The one blocking reader of a store instance: a dedicated connection runs
  * `XREAD BLOCK … STREAMS <every tailed stream>` in a loop and fans each entry out in
- * process to every tail of its stream (issue 3, item 7). A process thus holds one
+ * process to every tail of its stream. A process thus holds one
  * blocked connection however many tails it serves, and parses each entry once.
  *
  * When the set of streams changes, the in-flight XREAD still names the old set. A new

@@ -1,5 +1,5 @@
 /**
- * What `REDIS_URL` names (issue 13, item 6): a standalone server, as ioredis reads
+ * What `REDIS_URL` names: a standalone server, as ioredis reads
  * `redis://` and `rediss://` URLs, or a Redis Cluster written
  * `redis+cluster://[user:password@]host:port,host:port` (`rediss+cluster://` for TLS).
  *

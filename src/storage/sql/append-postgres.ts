@@ -1,5 +1,5 @@
 /**
- * Appending on PostgreSQL in one round trip (issue 13, item 4): a group of batches, on
+ * Appending on PostgreSQL in one round trip: a group of batches, on
  * any streams, is one call of the `log_append` procedure (migration 003), which locks
  * each stream's row, checks the key, refuses an archived stream, mints cursors and `at`,
  * inserts, moves the head, commits, and then notifies the tails; it answers one outcome

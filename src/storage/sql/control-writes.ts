@@ -10,7 +10,8 @@
  * against the committed row, so of two writers from one version exactly one wins.
  */
 import { Conflict } from '../../errors.ts';
-import type { ControlWrite, IndexValues, ResourceKind, Versioned } from '../control-store.ts';
+import type { ResourceKind } from '../../resources/types.ts';
+import type { ControlWrite, IndexValues, Versioned } from '../control-store.ts';
 import { int, text, valuesList, type SqlQueryable, type SqlRow } from './driver.ts';
 
 export const RESOURCE_COLUMNS = 'kind, scope, id, version, created, updated, value';

@@ -1,5 +1,5 @@
 /**
- * Group commit across streams (issue 13, item 4): appends that arrive while earlier ones
+ * Group commit across streams: appends that arrive while earlier ones
  * are being written wait, and then go together in one call of `run`, whatever sessions
  * they are on. On PostgreSQL that call is one statement (`append-postgres.ts`), on SQLite
  * one transaction: one commit and one flush for many appends instead of one each. A group

@@ -45,7 +45,7 @@ export interface SqliteOptions {
 
 /** Options of a control store: it seals secret values under `secretsKey`. */
 export interface SecretsOption {
-  /** 32 bytes, or a ring of them (issue 14); values are sealed under keys derived from it (`secret-box.ts`). */
+  /** 32 bytes, or a ring of them; values are sealed under keys derived from it (`secret-box.ts`). */
   readonly secretsKey: Buffer | SecretsKeyring;
 }
 
@@ -77,7 +77,7 @@ async function sqliteDriver(
   durability: SqliteDurability = 'full',
 ): Promise<SqlDriver> {
   await mkdir(path.dirname(path.resolve(options.file)), { recursive: true, mode: 0o700 });
-  // Owner only (issue 14 item 6): created here before SQLite opens it, whatever the umask;
+  // Owner only: created here before SQLite opens it, whatever the umask;
   // SQLite gives its -wal and -shm files the database file's mode.
   await writeFile(options.file, '', { flag: 'a', mode: 0o600 });
   return ready(openSqliteDriver(options.file, durability), options.clock ?? systemClock);

@@ -27,7 +27,7 @@ export interface PostgresOptions {
 
 const dialect: SqlDialect = { name: 'postgres', lockRows: ' FOR UPDATE' };
 /**
- * How long a new connection may take before the attempt fails (issue 14 item 7): without
+ * How long a new connection may take before the attempt fails: without
  * it a server that accepts nothing (a link gone silent) holds every request that needs a
  * connection, and the pool's queue, for as long as the kernel keeps trying.
  */
@@ -209,7 +209,7 @@ export function openPostgresDriver(options: PostgresOptions): SqlDriver {
           return await transactionOnce(work, timeoutMs);
         } catch (error) {
           // A connection lost mid-transaction: nothing committed, unless it was lost
-          // after COMMIT went out, which a retry with the same key finds (issue 14 item 7).
+          // after COMMIT went out, which a retry with the same key finds.
           if (!retryable(error) || attempt >= ATTEMPTS) throw unavailable(error);
         }
       }

@@ -14,12 +14,12 @@ import type {
   ControlStore,
   ControlWrite,
   ListOptions,
-  ResourceKind,
   SnapshotRecord,
   UsageDay,
   UsageDelta,
   Versioned,
 } from '../control-store.ts';
+import type { ResourceKind, ResourceValues } from '../../resources/types.ts';
 import { createSecretBox, type SecretBox, type SecretsKeyring } from '../secret-box.ts';
 import { applyWrites, purgeExpired, RESOURCE_COLUMNS, toVersioned } from './control-writes.ts';
 import { int, text, type SqlDriver, type SqlValue } from './driver.ts';
@@ -53,12 +53,16 @@ export class SqlControlStore implements ControlStore {
     this.#clock = parts.clock;
   }
 
-  async get<T>(kind: ResourceKind, scope: string, id: string): Promise<Versioned<T> | null> {
+  async get<K extends ResourceKind>(
+    kind: K,
+    scope: string,
+    id: string,
+  ): Promise<Versioned<ResourceValues[K]> | null> {
     const [row] = await this.#driver.query(
       `SELECT ${RESOURCE_COLUMNS} FROM resources WHERE kind = ? AND scope = ? AND id = ?`,
       [kind, scope, id],
     );
-    return row === undefined ? null : toVersioned<T>(row);
+    return row === undefined ? null : toVersioned<ResourceValues[K]>(row);
   }
 
   write(writes: readonly ControlWrite[]): Promise<Versioned<unknown>[]> {
@@ -66,11 +70,11 @@ export class SqlControlStore implements ControlStore {
     return this.#driver.transaction((tx) => applyWrites(tx, writes, now));
   }
 
-  async list<T>(
-    kind: ResourceKind,
+  async list<K extends ResourceKind>(
+    kind: K,
     scope: string,
     options: ListOptions = {},
-  ): Promise<Versioned<T>[]> {
+  ): Promise<Versioned<ResourceValues[K]>[]> {
     const params: SqlValue[] = [kind, scope];
     let sql = `SELECT ${RESOURCE_COLUMNS} FROM resources WHERE kind = ? AND scope = ?`;
     if (options.after !== undefined) {
@@ -82,10 +86,16 @@ export class SqlControlStore implements ControlStore {
       sql += ' LIMIT ?';
       params.push(Math.max(0, options.limit));
     }
-    return (await this.#driver.query(sql, params)).map((row) => toVersioned<T>(row));
+    return (await this.#driver.query(sql, params)).map((row) =>
+      toVersioned<ResourceValues[K]>(row),
+    );
   }
 
-  async findByIndex<T>(kind: ResourceKind, name: string, value: string): Promise<Versioned<T>[]> {
+  async findByIndex<K extends ResourceKind>(
+    kind: K,
+    name: string,
+    value: string,
+  ): Promise<Versioned<ResourceValues[K]>[]> {
     const columns = RESOURCE_COLUMNS.split(', ')
       .map((column) => `r.${column}`)
       .join(', ');
@@ -94,7 +104,7 @@ export class SqlControlStore implements ControlStore {
        WHERE i.kind = ? AND i.name = ? AND i.value = ? ORDER BY r.scope, r.id`,
       [kind, name, value],
     );
-    return rows.map((row) => toVersioned<T>(row));
+    return rows.map((row) => toVersioned<ResourceValues[K]>(row));
   }
 
   async putSecretValue(scope: string, name: string, value: string): Promise<{ changed: boolean }> {

@@ -70,7 +70,7 @@ export class SqlLogStore implements LogStore {
     this.#driver = driver;
     this.#signals = signals;
     this.#transactions = new TransactionAppender(driver, signals, clock);
-    // Tails share one reader per stream (issue 3, item 7): see `stream-fanout.ts`.
+    // Tails share one reader per stream: see `stream-fanout.ts`.
     this.#fanout = new StreamFanout({
       wakeups: parts.wakeups,
       read: (stream, from, limit) => readPage(driver, stream, from, undefined, limit),

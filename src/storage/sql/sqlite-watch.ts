@@ -1,7 +1,7 @@
 /**
  * How a SQLite log store hears of records landed by other connections to its file: a
  * second service process on the same data folder, or another store instance in this one
- * (issue 13, item 5: seen within 50 ms, where a once-a-second poll took about 1 s).
+ * (seen within 50 ms, where a once-a-second poll took about 1 s).
  *
  * The choice: a doorbell file the kernel watches for us. Right after a commit that
  * landed records, a store writes one byte to `<file>-appended` (`committed`, not synced:

@@ -1,5 +1,5 @@
 /**
- * The shared reader of a SQL store instance (issue 3, item 7; decisions row 68): while a
+ * The shared reader of a SQL store instance (decisions row 68): while a
  * stream has live tails, one feed per stream reads its new records once per wake-up and
  * fans them out in process to every tail's bounded buffer (`../subscription.ts`). A hundred
  * tails of one stream thus cost one query per wake, never one each.

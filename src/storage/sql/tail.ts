@@ -1,21 +1,14 @@
 /**
- * A tail over a SQL log store (interface 4.2; decisions row 68; issue 3, item 7): it
- * catches up by reading pages from its `from`, then joins the instance's fan-out
- * (`stream-fanout.ts`) and yields every record once, in cursor order, until the
- * archiving record, `to`, an abort or the store's close, returning cleanly in each case.
- *
- * Joining without gap or duplicate: the last catch-up page tells the head at its
- * snapshot, and the tail joins as having seen `min(next - 1, head)`, never above the
- * head, so every record landing later reaches it. Records the feed already stood past
- * are read here; records it delivers again are dropped by cursor. A subscription whose
- * bounded buffer overflowed is dropped by the feed; the tail then catches up by reading
- * and joins again. Pages are bounded, so a tail of a long session holds at most one
- * page in memory while it catches up.
+ * The SQL stores' side of a tail (`../follow.ts` runs the loop): catch-up pages read from
+ * the `streams` and `records` tables, each telling the head and the archiving record at
+ * its snapshot, so joining needs no read of its own; and the instance's fan-out
+ * (`stream-fanout.ts`), which `LISTEN/NOTIFY` (PostgreSQL) or the doorbell file (SQLite)
+ * wakes.
  */
 import type { StoredRecord, TailOptions } from '../log-store.ts';
+import { followLog } from '../follow.ts';
 import type { LogPage } from './log-reads.ts';
 import type { StreamFanout } from './stream-fanout.ts';
-import { handOver, type Subscription } from '../subscription.ts';
 
 /**
  * Records read per query while catching up. Small on purpose: a hundred tails catching
@@ -33,93 +26,23 @@ export interface TailSource {
 }
 
 /** Follows `stream` from `options.from`; see `LogStore.tail`. */
-export async function* follow(
+export function follow(
   source: TailSource,
   stream: string,
   options: TailOptions,
 ): AsyncGenerator<StoredRecord, void, undefined> {
-  const stop = options.to ?? Number.POSITIVE_INFINITY;
-  // Cursors start at 1: `from: 0` reads from the start (2.3).
-  let next = Math.max(1, options.from);
-  const signal =
-    options.signal === undefined ? source.closed : AbortSignal.any([options.signal, source.closed]);
-  // A function, not a value: the signal flips while this generator is suspended.
-  const over = (): boolean => next >= stop || signal.aborted;
-  if (over()) return;
-
-  /** Reads and yields every record from `next` up to `until` (exclusive); the last page. */
-  async function* readUpTo(until: number): AsyncGenerator<StoredRecord, LogPage | 'over'> {
-    for (;;) {
-      const to = Math.min(until, stop);
-      const page = await source.page(stream, next, Number.isFinite(to) ? to : undefined, PAGE);
-      for (const record of page.records) {
-        if (over()) return 'over';
-        yield record;
-        next = record.envelope.cursor + 1;
-      }
-      if (over()) return 'over';
-      // The archiving record is the last one: once it is delivered, nothing can follow.
-      if (page.final !== null && next > page.final) return 'over';
-      if (page.records.length < PAGE || next >= until) return page;
-    }
-  }
-
-  // Records that land while the tail waits go straight to `options.deliver`.
-  const listener = handOver(options.deliver, {
-    next: () => next,
-    stop,
-    over,
-    passed: (cursor) => {
-      next = cursor + 1;
+  return followLog<LogPage>(
+    {
+      pageSize: PAGE,
+      closed: source.closed,
+      read: (name, from, to, limit) => source.page(name, from, to, limit),
+      joinPoint: (_name, last) => Promise.resolve(last),
+      subscribe: (name, seen) => source.fanout.subscribe(name, seen),
+      unsubscribe: (subscription) => {
+        source.fanout.unsubscribe(subscription);
+      },
     },
-  });
-
-  /** Yields what the fan-out delivers; true at the end, false once dropped. */
-  async function* fed(subscription: Subscription): AsyncGenerator<StoredRecord, boolean> {
-    for (;;) {
-      if (over()) return true;
-      const entries = subscription.take();
-      if (entries.length === 0) {
-        if (subscription.dropped) return false;
-        if (subscription.ended) return true;
-        await subscription.wait(signal, listener);
-        continue;
-      }
-      for (const { record, final } of entries) {
-        const { cursor } = record.envelope;
-        if (cursor < next) {
-          // Already yielded while catching up; the archiving record still ends the tail.
-          if (final) return true;
-          continue;
-        }
-        // The feed never skips a cursor; should a gap appear, the log fills it.
-        if (cursor > next && (yield* readUpTo(cursor)) === 'over') return true;
-        if (over()) return true;
-        yield record;
-        next = cursor + 1;
-        if (final || over()) return true;
-      }
-    }
-  }
-
-  let subscription: Subscription | undefined;
-  try {
-    for (;;) {
-      const caught = yield* readUpTo(stop);
-      if (caught === 'over') return;
-      subscription = source.fanout.subscribe(stream, Math.min(next - 1, caught.head));
-      // The feed stood past this tail: read what lies between.
-      if (subscription.start >= next && (yield* readUpTo(subscription.start + 1)) === 'over') {
-        return;
-      }
-      if (yield* fed(subscription)) return;
-      source.fanout.unsubscribe(subscription);
-      subscription = undefined;
-    }
-  } catch (error) {
-    // A read cut short by closing or aborting ends the tail instead of failing it.
-    if (!signal.aborted) throw error;
-  } finally {
-    if (subscription !== undefined) source.fanout.unsubscribe(subscription);
-  }
+    stream,
+    options,
+  );
 }

@@ -3,7 +3,7 @@
  *
  * The listeners are the stream feeds of `stream-fanout.ts`, one per stream with live tails,
  * never the tails themselves: a wake costs one read of the stream however many tails
- * follow it (issue 3, item 7). Wakes come from another store instance or process (a
+ * follow it. Wakes come from another store instance or process (a
  * PostgreSQL notification, `signals.ts`; a SQLite commit, `sqlite-watch.ts`); appends made
  * through this instance hand their records to the fan-out directly and wake nobody.
  *

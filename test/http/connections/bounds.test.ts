@@ -1,5 +1,5 @@
 /**
- * Issue 12 item 9 over HTTP: a server whose catalog is out of bounds (3,000 tools, 3 MB,
+ * Catalog bounds over HTTP: a server whose catalog is out of bounds (3,000 tools, 3 MB,
  * a name that breaks decisions row 19, a schema that is not JSON Schema) is refused with a
  * 502 naming the limit or rule; nothing is stored, a kept connection stays as it was, and
  * no answer carries the server's words.

@@ -1,5 +1,5 @@
 /**
- * Issue 12 item 8 over HTTP: `PUT /connections` reaches a server only through the egress
+ * The egress guard over HTTP: `PUT /connections` reaches a server only through the egress
  * guard. Loopback, unspecified and loopback-by-name endpoints, and a loopback endpoint
  * that redirects to another port, are 400 `endpoint_refused` naming `body.endpoint`
  * without `EGRESS_ALLOW`, and link with it. An upstream's words never reach an answer;
@@ -129,7 +129,7 @@ describe("an upstream's answer", () => {
     expect(answer.text).not.toContain(PEER_TEXT);
     expect(listed).toEqual([]);
 
-    // Issue 14 item 6: logged at warn with our own words, without the server's body.
+    // Logged at warn with our own words, without the server's body.
     const warned = allowed.logs
       .lines()
       .filter((line) => line.level === 40 && line.msg === 'MCP server exchange failed');

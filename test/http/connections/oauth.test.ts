@@ -70,7 +70,7 @@ async function approve(authorize: string): Promise<string> {
 
 /**
  * The owner's browser: the cookies the answers that handed out authorization URLs set
- * (issue 14 item 5), sent back on every callback.
+ *, sent back on every callback.
  */
 const jar = new Map<string, string>();
 
@@ -297,7 +297,7 @@ describe('linking an OAuth-protected server over HTTP', () => {
       expect((refused.body as { message: string }).message).toContain(
         'refused the client registration request (invalid_client_metadata)',
       );
-      // Neither the answer nor the warn line repeats the server's words (issue 14 item 6).
+      // Neither the answer nor the warn line repeats the server's words.
       expect(refused.text).not.toContain('registration is closed');
       expect(harness.logs.text()).not.toContain('registration is closed');
       expect(harness.logs.lines()).toContainEqual(

@@ -1,6 +1,6 @@
 /**
  * A console token for one tenant never reads or changes another tenant's resources
- * (issue 4 item 1). Every route the OpenAPI document secures with `consoleToken` is
+ *. Every route the OpenAPI document secures with `consoleToken` is
  * called with tenant A's owner token, addressing tenant B's resources by their names
  * (names A holds nothing under). No answer may carry B's data, and B's stored state must
  * be exactly as before. Routes added later are swept the same way: the list comes from
@@ -8,7 +8,7 @@
  */
 import { randomBytes, randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { ResourceKind } from '../../../src/storage/control-store.ts';
+import type { ResourceKind } from '../../../src/resources/types.ts';
 import { startTestApp, type TestApp } from '../../support/app.ts';
 import { newOwner, type ConsoleUser } from '../../support/console.ts';
 import { flowOf } from '../../support/flow.ts';

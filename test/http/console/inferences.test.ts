@@ -169,7 +169,7 @@ describe('GET /inferences and GET /inferences/{id}', () => {
     await setMembers(harness, owner, []);
     expectProblem(await list({ headers: {} }), 401, 'unauthenticated');
     expectProblem(await get({ headers: {} }, freshName()), 401, 'unauthenticated');
-    // Issue 14 item 4: the member's token ended with the membership.
+    // The member's token ended with the membership.
     expectProblem(await list(member), 401, 'invalid_token');
     expectProblem(await get(member, freshName()), 401, 'invalid_token');
   });

@@ -139,7 +139,7 @@ describe('GET /secrets', () => {
     const owner = await newOwner(harness);
     const removed = await oneMember(harness, owner);
     await setMembers(harness, owner, []);
-    // Issue 14 item 4: the token stood on the membership, which is gone.
+    // The token stood on the membership, which is gone.
     expectProblem(await list(removed), 401, 'invalid_token');
     expectProblem(await list({ headers: {} }), 401, 'unauthenticated');
   });

@@ -1,8 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ManualClock } from '../../../src/clock.ts';
-import { CONSOLE_TOKEN_TTL_MS } from '../../../src/http/auth/console.ts';
-import type { MembershipValue, TenantValue } from '../../../src/resources/types.ts';
+import { CONSOLE_TOKEN_TTL_MS } from '../../../src/console/caller.ts';
 import { startTestApp, type TestApp } from '../../support/app.ts';
 import { consoleToken, newOwner, setMembers } from '../../support/console.ts';
 import {
@@ -36,7 +35,7 @@ function memberships(caller: Caller) {
 }
 
 async function storedMembers(tenant: string): Promise<Record<string, string>> {
-  const held = await harness.stores.control.list<MembershipValue>('membership', tenant);
+  const held = await harness.stores.control.list('membership', tenant);
   return Object.fromEntries(held.map((member) => [member.id, member.value.role]));
 }
 
@@ -45,7 +44,7 @@ describe('PUT /console/tenant', () => {
     const caller = await consoleToken(harness, freshUser(), freshTenant());
     const answer = await putTenant(caller, { name: 'Acme' });
     expect(expectOk(answer, 201)).toEqual({ outcome: 'created' });
-    const tenant = await harness.stores.control.get<TenantValue>('tenant', '', caller.tenant);
+    const tenant = await harness.stores.control.get('tenant', '', caller.tenant);
     expect(tenant?.value).toEqual({ name: 'Acme' });
     expect(await storedMembers(caller.tenant)).toEqual({ [caller.user]: 'owner' });
   });
@@ -77,7 +76,7 @@ describe('PUT /console/tenant', () => {
     expect(expectOk(await putTenant(owner, { name: 'After' }), 200)).toEqual({
       outcome: 'unchanged',
     });
-    const tenant = await harness.stores.control.get<TenantValue>('tenant', '', owner.tenant);
+    const tenant = await harness.stores.control.get('tenant', '', owner.tenant);
     expect(tenant).toMatchObject({ value: { name: 'After' }, version: 2 });
   });
 
@@ -117,7 +116,7 @@ describe('PUT /console/tenant', () => {
     const owner = await newOwner(harness, 'Kept');
     const member = await oneMember(harness, owner);
     expectProblem(await putTenant(member, { name: 'Taken over' }), 403, 'not_owner');
-    const tenant = await harness.stores.control.get<TenantValue>('tenant', '', owner.tenant);
+    const tenant = await harness.stores.control.get('tenant', '', owner.tenant);
     expect(tenant?.value.name).toBe('Test tenant');
   });
 
@@ -126,7 +125,7 @@ describe('PUT /console/tenant', () => {
     const removed = await oneMember(harness, owner, 'owner');
     expectOk(await putTenant(removed, { name: 'Test tenant' }), 200);
     await setMembers(harness, owner, []);
-    // Issue 14 item 4: the token stood on the membership and ends with it, at once.
+    // The token stood on the membership and ends with it, at once.
     expectProblem(await putTenant(removed, { name: 'Mine now' }), 401, 'invalid_token');
     expectProblem(await memberships(removed), 401, 'invalid_token');
     // Added again, the user has a new membership: the old token stays refused, a new one works.
@@ -197,7 +196,7 @@ describe('PUT /console/tenant', () => {
     const statuses = answers.map((answer) => answer.status).sort();
     expect(statuses[0]).toBe(201);
     // The loser finds the tenant created without it: its token stands on no membership
-    // there (401, issue 14 item 4), or its write lost the race (409).
+    // there (401), or its write lost the race (409).
     expect([401, 409]).toContain(statuses[1]);
     const members = await storedMembers(tenant);
     expect(Object.values(members)).toEqual(['owner']);

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { CONSOLE_TOKEN_TTL_MS } from '../../../src/http/auth/console.ts';
+import { CONSOLE_TOKEN_TTL_MS } from '../../../src/console/caller.ts';
 import { startTestApp, type TestApp } from '../../support/app.ts';
 import { newOwner, setMembers } from '../../support/console.ts';
 import { startOidcIssuer, type OidcIssuer } from '../../console/oidc-issuer.ts';
@@ -59,7 +59,7 @@ describe('POST /console/token, the operator grant', () => {
     );
     expect(answer.expires).toBeLessThanOrEqual(Date.now() + CONSOLE_TOKEN_TTL_MS);
     const verified = await harness.deps.tokens.verify(answer.token, 'console');
-    // Issue 14 item 4: a token answer is never cached.
+    // A token answer is never cached.
     const again = await operatorGrant({ user, tenant });
     expect(again.headers['cache-control']).toBe('no-store');
     expect(verified).toMatchObject({ sub: `console:${user}`, tid: tenant, aud: 'console' });
@@ -245,7 +245,7 @@ describe('POST /console/token with other OpenID Connect settings', () => {
   });
 });
 
-describe('POST /console/token hardened (issue 14 item 4)', () => {
+describe('POST /console/token hardened', () => {
   it('turns the operator grant off when an issuer is configured, unless enabled', async () => {
     const oidcOnly = await startTestApp({
       consoleOidc: { issuer: issuer.issuer, audience: AUDIENCE },

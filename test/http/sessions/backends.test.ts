@@ -1,11 +1,11 @@
 /**
- * The session core on every backend (issue 6 item 7): the embedded default (SQLite),
+ * The session core on every backend: the embedded default (SQLite),
  * Redis for the log with `REDIS_URL`, and PostgreSQL for the control store, each run by
  * two service instances sharing the stores, as two processes would (their own store
  * connections, actor hosts and caches; the same key material).
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { Envelope } from '../../../src/storage/log-store.ts';
+import type { Envelope } from '../../../src/schemas/records.ts';
 import {
   LOG_ONLY,
   startSecondInstance,

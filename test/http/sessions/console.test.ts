@@ -6,7 +6,7 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ConsoleDirectoryPage } from '../../../src/schemas/sessions.ts';
-import type { Envelope } from '../../../src/storage/log-store.ts';
+import type { Envelope } from '../../../src/schemas/records.ts';
 import { startTestApp, type TestApp } from '../../support/app.ts';
 import { newOwner, setMembers, type ConsoleUser } from '../../support/console.ts';
 import { flowOf, type TestInstall } from '../../support/flow.ts';

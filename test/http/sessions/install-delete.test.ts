@@ -11,7 +11,7 @@ import {
   ownerWithOption,
   poll,
   propose,
-} from '../vendor/flow-client.ts';
+} from '../proposals/flow-client.ts';
 
 let harness: TestApp;
 
@@ -68,7 +68,7 @@ describe('deleting an install', () => {
     const rows = listed.json<{ items: { id: string; archived: boolean }[] }>().items;
     for (const [index, session] of opened.entries()) {
       expect(rows.find((row) => row.id === session.session)).toMatchObject({ archived: true });
-      // Issue 14 item 4: a deleted install ends its sessions' tokens too.
+      // A deleted install ends its sessions' tokens too.
       const status = await harness.app.inject({
         method: 'GET',
         url: `/sessions/${session.session}/status`,

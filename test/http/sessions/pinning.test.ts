@@ -3,7 +3,6 @@
  * later change of the install's consent reaches only sessions opened afterwards.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { SessionValue } from '../../../src/resources/types.ts';
 import type { ComposedDocument } from '../../../src/schemas/vendor.ts';
 import { startTestApp, type TestApp } from '../../support/app.ts';
 import { flowOf, vendorDocument } from '../../support/flow.ts';
@@ -24,9 +23,9 @@ afterAll(async () => {
 async function pinned(session: string): Promise<{ hash: string; document: ComposedDocument }> {
   const [opened] = await harness.stores.log.read(session, { from: 1, limit: 1 });
   const hash = (JSON.parse(opened?.body ?? '{}') as { config: string }).config;
-  const record = await harness.stores.control.get<SessionValue>('session', '', session);
+  const record = await harness.stores.control.get('session', '', session);
   expect(record?.value.config).toBe(hash);
-  const document = await harness.stores.control.get<ComposedDocument>(
+  const document = await harness.stores.control.get(
     'session_config',
     record?.value.tenant ?? '',
     hash,

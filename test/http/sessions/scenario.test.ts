@@ -1,11 +1,11 @@
 /**
- * A session's life over real HTTP (issue 6, "Done when"): open, append with one token,
+ * A session's life over real HTTP ("Done when"): open, append with one token,
  * an identical retry, a different retry, appends under `Idempotency-Key`, status,
  * archive and a repeated archive, each answer checked against the OpenAPI document.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { SessionOpenedBody } from '../../../src/schemas/record-kinds.ts';
-import type { Envelope } from '../../../src/storage/log-store.ts';
+import type { Envelope } from '../../../src/schemas/records.ts';
 import { LOG_ONLY, startTestApp, type TestApp } from '../../support/app.ts';
 import { flowOf, type TestInstall } from '../../support/flow.ts';
 import { message, SessionClient } from './session-client.ts';

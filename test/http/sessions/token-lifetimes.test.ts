@@ -1,5 +1,5 @@
 /**
- * Issue 14 item 4, token lifetimes: a session token stops working when what it stands on
+ * Token lifetimes: a session token stops working when what it stands on
  * goes away, at once in the process that made the change. Everything is reached the way
  * users reach it, over HTTP: the install through propose, consent and poll, sessions and
  * tokens from its key or the console, the key rotated, revoked and the install deleted

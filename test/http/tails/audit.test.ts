@@ -184,7 +184,7 @@ describe('GET /console/sessions/{id}/events refuses', () => {
     expect(asSession.response.statusCode).toBe(401);
   });
 
-  it('a user who is not a member of the existing tenant with 401 (issue 14 item 4)', async () => {
+  it('a user who is not a member of the existing tenant with 401', async () => {
     const session = await callIn();
     const outsider = `s-${randomUUID()}`;
     const { token } = await harness.deps.tokens.mint(

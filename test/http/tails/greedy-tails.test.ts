@@ -1,5 +1,5 @@
 /**
- * Greedy tail clients (issue 14 item 2): a token holds at most the documented number of
+ * Greedy tail clients: a token holds at most the documented number of
  * open tails (`TAILS_PER_CREDENTIAL`, 50), a session at most `TAILS_PER_SESSION`, one more
  * is 429 `too_many_tails` over NDJSON and WebSocket alike, and a slot is free again once
  * a tail closes; a WebSocket peer that stops answering pings is dropped after the pong

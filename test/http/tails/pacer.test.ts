@@ -95,7 +95,7 @@ describe('Pacer', () => {
     advance(1);
     holdFirst();
     holdSecond();
-    // Issue 13 item 3: the held connections wait behind one timer, not one each.
+    // The held connections wait behind one timer, not one each.
     expect(vi.getTimerCount()).toBe(1);
     advance(4);
     expect([first.depth, second.depth]).toEqual([0, 1]);

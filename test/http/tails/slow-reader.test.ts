@@ -1,5 +1,5 @@
 /**
- * A slow NDJSON reader (issue 14 item 2): the service as users run it (a child process on
+ * A slow NDJSON reader: the service as users run it (a child process on
  * Redis) with a 64 KiB tail buffer; a reader attaches, reads the answer's headers and
  * stops reading while about 100 MiB of records land through the HTTP API. The service's
  * RSS stays within RSS_BOUND of where it started (it would grow by the records landed if

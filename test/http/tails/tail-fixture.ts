@@ -8,9 +8,8 @@ import http from 'node:http';
 import { randomUUID } from 'node:crypto';
 import { expect } from 'vitest';
 import { WebSocket } from 'ws';
-import type { TailLine } from '../../../src/schemas/records.ts';
+import type { Envelope, TailLine } from '../../../src/schemas/records.ts';
 import { SessionTokens, type SessionScope } from '../../../src/sessions/tokens.ts';
-import type { Envelope } from '../../../src/storage/log-store.ts';
 import type { TestApp } from '../../support/app.ts';
 import { flowOf, type Owner, type TestInstall } from '../../support/flow.ts';
 

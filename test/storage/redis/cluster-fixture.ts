@@ -1,5 +1,5 @@
 /**
- * Redis Cluster log stores for the suites (issue 13, item 6): as `redis-fixture.ts`, a
+ * Redis Cluster log stores for the suites: as `redis-fixture.ts`, a
  * random key prefix per suite whose keys are dropped at its end, on the local 3-master
  * cluster `.ci/run` starts and names in `TEST_REDIS_CLUSTER_URL`
  * (`redis+cluster://127.0.0.1:7001,…`). Without that variable the suites fail, naming

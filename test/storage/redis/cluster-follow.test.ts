@@ -1,5 +1,5 @@
 /**
- * Tails on a Redis Cluster following their sessions (issue 13, item 6): records one
+ * Tails on a Redis Cluster following their sessions: records one
  * process appends reach a tail in another, and a slot moving to another master while a
  * tail runs and appends go on loses and repeats nothing.
  */

@@ -1,6 +1,6 @@
 /**
- * Where the log store puts a session on a Redis Cluster and how it follows it (issue 13,
- * item 6): every key of a session and its wake channel in one slot on the master that
+ * Where the log store puts a session on a Redis Cluster and how it follows it:
+ * every key of a session and its wake channel in one slot on the master that
  * owns it, slots computed as the cluster computes them, and one subscriber connection
  * per master for all of an instance's tails.
  */

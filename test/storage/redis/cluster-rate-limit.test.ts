@@ -1,5 +1,5 @@
 /**
- * Rate limits counted on a Redis Cluster (issue 14 item 1): with `REDIS_URL` naming a
+ * Rate limits counted on a Redis Cluster: with `REDIS_URL` naming a
  * cluster the limits count through the log store's cluster client, each bucket one key on
  * the master of its slot, and two service instances on the cluster share one limit.
  */

@@ -1,5 +1,5 @@
 /**
- * The log store contract on a Redis Cluster (issue 13, item 6): the shared suite on the
+ * The log store contract on a Redis Cluster: the shared suite on the
  * local 3-master cluster `.ci/run` starts. Its streams spread over the three masters, so
  * every instance's reader follows streams on several nodes at once.
  */

@@ -1,6 +1,6 @@
 /**
  * Redis-specific append guarantees beyond the contract: independent instances racing on
- * one stream, and a writer killed mid-load (issue 3, done-when list).
+ * one stream, and a writer killed mid-load.
  */
 import { spawn } from 'node:child_process';
 import { randomUUID } from 'node:crypto';

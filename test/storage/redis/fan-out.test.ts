@@ -1,5 +1,5 @@
 /**
- * The shared tail reader (issue 3, item 7): one blocked connection per store instance
+ * The shared tail reader: one blocked connection per store instance
  * however many tails it serves, prompt delivery on streams that join while it blocks,
  * bounded buffers that fall back to reading the log, and tails fed by other instances.
  */

@@ -1,5 +1,5 @@
 /**
- * Reading `REDIS_URL` (issue 13, item 6): a standalone URL goes to ioredis as it is, a
+ * Reading `REDIS_URL`: a standalone URL goes to ioredis as it is, a
  * `redis+cluster://` one becomes seed nodes, credentials and TLS for the cluster client.
  */
 import { describe, expect, it } from 'vitest';

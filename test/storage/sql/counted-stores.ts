@@ -3,8 +3,8 @@
  * difference: what the store asks of its database is counted. `queries` counts the
  * statements outside transactions that read records: what tails and feeds read (and any
  * `read` a test makes), which is what the fan-out must keep from growing with the number
- * of tails (issue 3, item 7). `writes` counts the writes appends and archives make: a
- * transaction, or on PostgreSQL a call of `log_append` (issue 13, item 4). The SQLite
+ * of tails. `writes` counts the writes appends and archives make: a
+ * transaction, or on PostgreSQL a call of `log_append`. The SQLite
  * watch's own queries are not counted.
  */
 import { mkdtemp, rm } from 'node:fs/promises';

@@ -1,5 +1,5 @@
 /**
- * Two processes on one store (issue 13, items 4 and 5): records another process appends
+ * Two processes on one store: records another process appends
  * reach a tail in this one, on SQLite within 50 ms. The other process is a real one, a
  * child `node` running the project's store on the same file or schema
  * (`fixtures/append-on-cue.ts`); each record's time is taken from its append's

@@ -1,5 +1,5 @@
 /**
- * The shared reader of SQL tails (issue 3, item 7), on both engines: the tails of one
+ * The shared reader of SQL tails, on both engines: the tails of one
  * stream share one feed per store instance, so reads do not grow with the number of
  * tails; a tail whose bounded buffer overflows reads the log itself and joins again
  * without gap or duplicate; feeds hear appends of other instances; and appends that

@@ -1,5 +1,5 @@
 /**
- * How the SQL log store writes appends (issue 13, item 4). On both engines, appends to
+ * How the SQL log store writes appends. On both engines, appends to
  * many sessions submitted together go in one write, and each batch of a group is still
  * answered on its own. On PostgreSQL an append is one statement, two instances writing
  * the same sessions in opposite orders never deadlock, and the tails of another instance

@@ -1,4 +1,4 @@
-/* The consent page's script (issue 5 item 4, issue 15 item 5): plain browser JavaScript,
+/* The consent page's script: plain browser JavaScript,
  * no build step. It signs the owner in (signin.js, loaded before it as `ConsentSignIn`),
  * shows who is consenting for which tenant, reads the proposal and the tenant's options and
  * connections through the JSON API, and consents through the form of form.js (loaded
@@ -8,7 +8,7 @@
 
 (() => {
   const $ = (id) => document.getElementById(id);
-  // Issue 14 item 5: every call below carries the owner's token to a path built from this
+  // Every call below carries the owner's token to a path built from this
   // page's address, so the id there must be a request id before anything is fetched: a
   // crafted link (`/consent/..%2Finstalls%2F…%2Fkey`) must not steer those calls elsewhere.
   const REQUEST_ID = /^rq_[0-9a-f]{32}$/;

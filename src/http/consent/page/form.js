@@ -1,4 +1,4 @@
-/* The consent page's form (issue 5 item 4): what the vendor asks for, and the tenant
+/* The consent page's form: what the vendor asks for, and the tenant
  * config an owner composes (inference option, extra tools, per-tool policies), read back as
  * the body of `POST /consent/{request}`; a refusal is shown beside the field its problem
  * names. Untrusted text (the vendor's, the servers') is only ever set as textContent. */

@@ -1,4 +1,4 @@
-/* The consent page's sign-in (issue 15 item 5): plain browser JavaScript, no build step.
+/* The consent page's sign-in: plain browser JavaScript, no build step.
  * An owner gets a console token from `POST /console/token` in one of two ways, as the
  * service offers them in the page's `page-config` data:
  * - OpenID Connect (`CONSOLE_OIDC_ISSUER`): authorization code with PKCE (RFC 7636) and a

@@ -1,4 +1,4 @@
--- One round trip per append (issue 13, item 4): the log store sends a group of batches,
+-- One round trip per append: the log store sends a group of batches,
 -- possibly on several streams, as one call of this procedure, one statement with one
 -- commit of records. For each batch it does what an append transaction
 -- used to do in five or more round trips: lock the stream's row, check the idempotency

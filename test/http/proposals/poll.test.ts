@@ -6,7 +6,6 @@
 import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ManualClock } from '../../../src/clock.ts';
-import type { ProposalValue } from '../../../src/resources/types.ts';
 import type { TestApp } from '../../support/app.ts';
 import type { OpenApiCheck } from '../../support/openapi-check.ts';
 import {
@@ -90,11 +89,7 @@ describe('POST /consent/token', () => {
     expect(after.statusCode).toBe(400);
     expect(after.json()).toMatchObject({ error: 'expired_token' });
     // Nothing that derives the key is left with the proposal (src/consent/install-key.ts).
-    const stored = await harness.stores.control.get<ProposalValue>(
-      'proposal',
-      '',
-      proposal.request,
-    );
+    const stored = await harness.stores.control.get('proposal', '', proposal.request);
     expect(stored?.value.salt).toBeNull();
     // The key itself still runs the install.
     const appdoc = await harness.app.inject({

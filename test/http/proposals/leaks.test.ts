@@ -1,5 +1,5 @@
 /**
- * Issue 5 "Done when": a poll secret, an install key or a consent never leaks into a log
+ * A poll secret, an install key or a consent never leaks into a log
  * line or another tenant's reads; and neither secret is ever stored as it is (2.8 "stored
  * hashed", decisions row 32).
  */

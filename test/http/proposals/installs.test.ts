@@ -116,7 +116,7 @@ describe('GET /installs and GET /installs/{id}', () => {
     });
     expect(forged.statusCode).toBe(401);
     expect(forged.json()).toMatchObject({ code: 'invalid_token' });
-    // Issue 14 item 4: a member removed from the tenant loses the token with the membership.
+    // A member removed from the tenant loses the token with the membership.
     const removed = await memberOf(owner);
     await setMembers(harness, owner, []);
     const ended = await call('GET', '/installs', removed);

@@ -1,5 +1,5 @@
 /**
- * The vendor flow as one registration (issue 5): proposals, the poll, consent and its
+ * The vendor flow as one registration: proposals, the poll, consent and its
  * page, installs and their keys. The route files share the process's one `ProposalFlow`
  * (`src/services.ts`), so every proposal runs in the one actor host, whose mailboxes
  * serialise the commands to each proposal; the host passivates its actors when the

@@ -1,5 +1,5 @@
 /**
- * Issue 5 "Done when": the whole vendor flow as a vendor and an owner do it, over HTTP
+ * The whole vendor flow as a vendor and an owner do it, over HTTP
  * only, against the real app and stores.
  */
 import { afterAll, beforeAll, describe, expect, it, onTestFinished } from 'vitest';

@@ -22,7 +22,7 @@ export interface AppdocDeps {
 }
 
 /**
- * Issue 14 item 3: anyone may post a proposal, so its body is bounded well below the 1 MiB
+ * Anyone may post a proposal, so its body is bounded well below the 1 MiB
  * of row 20. A larger document is proposed as an update (`POST /installs/{id}/proposals`,
  * under an install key and the app-wide `BODY_LIMIT`) or with `APPDOC_BODY_LIMIT` raised.
  */

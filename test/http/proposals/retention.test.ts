@@ -1,11 +1,11 @@
 /**
- * Issue 14 item 3, what piles up: an unauthenticated `POST /appdoc` has its own small body
+ * What piles up: an unauthenticated `POST /appdoc` has its own small body
  * limit, and every proposal, lapsed or granted, is deleted a retention period after its
  * ten minutes, machine snapshot and all, while the install a consent made stays.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ManualClock } from '../../../src/clock.ts';
-import { DEFAULT_APPDOC_BODY_LIMIT } from '../../../src/http/vendor/appdoc.ts';
+import { DEFAULT_APPDOC_BODY_LIMIT } from '../../../src/http/proposals/appdoc.ts';
 import { PROPOSAL_ACTOR } from '../../../src/actors/proposal.actor.ts';
 import type { TestApp } from '../../support/app.ts';
 import {

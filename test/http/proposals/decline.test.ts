@@ -1,5 +1,5 @@
 /**
- * `POST /consent/{request}/decline` (issue 15 item 5): an owner declines a proposal, the
+ * `POST /consent/{request}/decline`: an owner declines a proposal, the
  * vendor's poll answers RFC 8628 `access_denied` from then on, and every other condition
  * sees its status and code.
  */

@@ -3,19 +3,18 @@
  * token names one (user, tenant); the role is read from the tenant's membership on every
  * request, so a demoted member loses rights at once, not when the token ends.
  *
- * A token stands on the membership it was minted for (issue 14 item 4). A token minted
+ * A token stands on the membership it was minted for. A token minted
  * for a member carries when that membership began (`mc`); once the user is removed the
  * token is refused with 401 at once, and it stays refused if the user is added again
  * later (a new membership, a new sign-in). A token minted while the tenant did not exist
  * yet (so that `PUT /console/tenant` can create it) carries none: it stands on a
  * membership that began after it was minted, its creator's, and has no role before.
  */
-import type { FastifyRequest } from 'fastify';
-import { requireBearer } from '../../auth/bearer.ts';
-import type { TokenService, VerifiedToken } from '../../auth/tokens.ts';
-import { Forbidden, Unauthenticated } from '../../errors.ts';
-import type { ControlStore, Versioned } from '../../storage/control-store.ts';
-import type { MembershipValue, Role } from '../../resources/types.ts';
+import { requireBearer } from '../auth/bearer.ts';
+import type { TokenService, VerifiedToken } from '../auth/tokens.ts';
+import { Forbidden, Unauthenticated } from '../errors.ts';
+import type { ControlStore, Versioned } from '../storage/control-store.ts';
+import type { MembershipValue, Role } from '../resources/types.ts';
 
 /** Console token lifetime (decisions row 33). */
 export const CONSOLE_TOKEN_TTL_MS = 60 * 60 * 1000;
@@ -52,13 +51,13 @@ function standsOn(token: VerifiedToken, membership: Versioned<MembershipValue>):
 
 /** Verifies the console token of a request and reads the caller's current role. */
 export async function consoleCaller(
-  request: FastifyRequest,
+  request: { readonly headers: { readonly authorization?: string | undefined } },
   deps: ConsoleAuthDeps,
 ): Promise<ConsoleCaller> {
   const token = await deps.tokens.verify(requireBearer(request.headers.authorization), 'console');
   const user = token.sub.startsWith('console:') ? token.sub.slice('console:'.length) : token.sub;
   const tenant = token.tid ?? '';
-  const membership = await deps.controlStore.get<MembershipValue>('membership', tenant, user);
+  const membership = await deps.controlStore.get('membership', tenant, user);
   if (membership === null ? await tenantExists(deps, tenant) : !standsOn(token, membership)) {
     throw new Unauthenticated(
       `the token's membership of tenant ${tenant} has ended; sign in again`,

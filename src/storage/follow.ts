@@ -1,0 +1,149 @@
+/**
+ * The one loop every log backend's tail runs (interface 4.2, decisions row 68): it
+ * catches up by reading pages from its `from`, then joins the backend's fan-out and
+ * yields every record once, in cursor order, until the archiving record, `to`, an abort
+ * or the store's close, returning cleanly in each case. A backend gives it its reads, the
+ * point to join at, and its fan-out (a Redis stream reader, or the SQL stores' feed that
+ * `LISTEN/NOTIFY` and the SQLite doorbell wake), whose `Subscription` is what the tail
+ * waits on.
+ *
+ * Joining without gap or duplicate: the tail joins as having seen `min(next - 1, head)`,
+ * never above the head, so every record landing later reaches it. Records the fan-out
+ * already stood past are read here; records it delivers again are dropped by cursor; a
+ * gap (which the fan-out never makes) is filled by a read before the next record is
+ * yielded. A subscription whose bounded buffer overflowed is dropped by the fan-out; the
+ * tail then catches up by reading and joins again. Pages are bounded, so a tail of a
+ * long session holds at most one page in memory while it catches up.
+ */
+import type { StoredRecord, TailOptions } from './log-store.ts';
+import { handOver, type Subscription } from './subscription.ts';
+
+/** One catch-up read. */
+export interface TailPage {
+  readonly records: readonly StoredRecord[];
+  /** The archiving record's cursor when the read saw the stream archived, else null. */
+  readonly final: number | null;
+}
+
+/** Where a caught-up tail joins the fan-out. */
+export interface JoinPoint {
+  /** The stream's head; 0 for a stream with no record. */
+  readonly head: number;
+  /** The archiving record's cursor, or null while the stream is open. */
+  readonly final: number | null;
+}
+
+/** What one backend gives the loop. */
+export interface TailBackend<P extends TailPage> {
+  /** Records per catch-up read. */
+  readonly pageSize: number;
+  /** Aborted when the store closes: a read it cuts short ends the tail instead of failing it. */
+  readonly closed: AbortSignal;
+  /** Records from `from` up to `to` (exclusive; undefined: no bound), at most `limit`. */
+  read(stream: string, from: number, to: number | undefined, limit: number): Promise<P>;
+  /** The head and archiving record as of `last`, the page that ended the catch-up, or later. */
+  joinPoint(stream: string, last: P): Promise<JoinPoint>;
+  subscribe(stream: string, seen: number): Subscription;
+  unsubscribe(subscription: Subscription): void;
+}
+
+/** Follows `stream` from `options.from` over `backend`; see `LogStore.tail`. */
+export async function* followLog<P extends TailPage>(
+  backend: TailBackend<P>,
+  stream: string,
+  options: TailOptions,
+): AsyncGenerator<StoredRecord, void, undefined> {
+  const stop = options.to ?? Number.POSITIVE_INFINITY;
+  // Cursors start at 1: `from: 0` reads from the start (2.3).
+  let next = Math.max(1, options.from);
+  const signal =
+    options.signal === undefined
+      ? backend.closed
+      : AbortSignal.any([options.signal, backend.closed]);
+  // A function, not a value: the signal flips while this generator is suspended.
+  const over = (): boolean => next >= stop || signal.aborted;
+
+  /** Reads and yields every record from `next` up to `until` (exclusive); the last page. */
+  async function* readUpTo(until: number): AsyncGenerator<StoredRecord, P | 'over'> {
+    for (;;) {
+      if (over()) return 'over';
+      const to = Math.min(until, stop);
+      const page = await backend.read(
+        stream,
+        next,
+        Number.isFinite(to) ? to : undefined,
+        backend.pageSize,
+      );
+      for (const record of page.records) {
+        if (over()) return 'over';
+        yield record;
+        next = record.envelope.cursor + 1;
+      }
+      if (over()) return 'over';
+      // The archiving record is the last one: once it is delivered, nothing can follow.
+      if (page.final !== null && next > page.final) return 'over';
+      if (page.records.length < backend.pageSize || next >= until) return page;
+    }
+  }
+
+  // Records that land while the tail waits go straight to `options.deliver`.
+  const listener = handOver(options.deliver, {
+    next: () => next,
+    stop,
+    over,
+    passed: (cursor) => {
+      next = cursor + 1;
+    },
+  });
+
+  /** Yields what the fan-out delivers; true at the end, false once dropped. */
+  async function* fed(subscription: Subscription): AsyncGenerator<StoredRecord, boolean> {
+    for (;;) {
+      if (over()) return true;
+      const entries = subscription.take();
+      if (entries.length === 0) {
+        if (subscription.dropped) return false;
+        if (subscription.ended) return true;
+        await subscription.wait(signal, listener);
+        continue;
+      }
+      for (const { record, final } of entries) {
+        const { cursor } = record.envelope;
+        if (cursor < next) {
+          // Already yielded while catching up; the archiving record still ends the tail.
+          if (final) return true;
+          continue;
+        }
+        if (cursor > next && (yield* readUpTo(cursor)) === 'over') return true;
+        if (over()) return true;
+        yield record;
+        next = cursor + 1;
+        if (final || over()) return true;
+      }
+    }
+  }
+
+  let subscription: Subscription | undefined;
+  try {
+    for (;;) {
+      const caught = yield* readUpTo(stop);
+      if (caught === 'over') return;
+      const join = await backend.joinPoint(stream, caught);
+      // The archiving record lies behind `from`: nothing will ever come.
+      if (join.final !== null && next > join.final) return;
+      subscription = backend.subscribe(stream, Math.min(next - 1, join.head));
+      // The fan-out stood past this tail: read what lies between.
+      if (subscription.start >= next && (yield* readUpTo(subscription.start + 1)) === 'over') {
+        return;
+      }
+      if (yield* fed(subscription)) return;
+      backend.unsubscribe(subscription);
+      subscription = undefined;
+    }
+  } catch (error) {
+    // A read cut short by closing or aborting ends the tail instead of failing it.
+    if (!signal.aborted) throw error;
+  } finally {
+    if (subscription !== undefined) backend.unsubscribe(subscription);
+  }
+}
