@@ -1,8 +1,10 @@
 /**
  * The two transports of a tail as one shape: an async iterable of the lines the service
  * writes (`{"Ok": record}` or `{"Err": reason}`), over NDJSON (`fetch`) or a WebSocket.
- * A line source returns when the service ended the tail cleanly and throws when the
- * connection was lost; `tail.ts` tells the two apart to resume.
+ * A line source throws when the connection was lost, and returns whether the service
+ * said the tail ended: a WebSocket says so in its close code, a live NDJSON body cannot
+ * (it is delimited by the connection's close, so a cut reads as an end; `tail.ts` decides
+ * from the lines).
  */
 import type { components } from './openapi.ts';
 import type { Fetch } from './transport.ts';
@@ -26,7 +28,10 @@ function parseLine(line: string): TailLine {
 }
 
 /** `GET /sessions/{id}/events` as JSON lines (`application/jsonstream`). */
-export async function* ndjsonLines(fetch: Fetch, request: LineRequest): AsyncGenerator<TailLine> {
+export async function* ndjsonLines(
+  fetch: Fetch,
+  request: LineRequest,
+): AsyncGenerator<TailLine, boolean> {
   const response = await fetch(
     new Request(request.url, {
       headers: { authorization: `Bearer ${request.token}`, accept: 'application/jsonstream' },
@@ -49,6 +54,7 @@ export async function* ndjsonLines(fetch: Fetch, request: LineRequest): AsyncGen
     await reader.cancel().catch(() => undefined);
   }
   if (buffered.trim() !== '') throw new TailDisconnected('the tail ended mid-line');
+  return false;
 }
 
 /** Close codes after which the service ended the tail for good (1000 ended, 1008 expired). */
@@ -61,7 +67,7 @@ const FINAL_CLOSES = new Set([1000, 1008]);
 export async function* webSocketLines(
   Socket: typeof WebSocket,
   request: LineRequest,
-): AsyncGenerator<TailLine> {
+): AsyncGenerator<TailLine, boolean> {
   const url = new URL(request.url);
   url.protocol = url.protocol === 'https:' ? 'wss:' : 'ws:';
   const socket = new Socket(url, ['bearer', request.token]);
@@ -94,7 +100,7 @@ export async function* webSocketLines(
         continue;
       }
       if (closed !== undefined) {
-        if (FINAL_CLOSES.has(closed.code)) return;
+        if (FINAL_CLOSES.has(closed.code)) return true;
         throw new TailDisconnected(`the WebSocket closed with ${closed.code}`);
       }
       await new Promise<void>((resolve) => (wake = resolve));

@@ -14,7 +14,7 @@ import { backoffMs, sleep, type Fetch, type RetryPolicy } from './transport.ts';
 export type LandedRecord = components['schemas']['LandedRecord'];
 
 /** Why a tail ended (the generator's return value). */
-export type TailEnd = 'ended' | 'to' | 'archived' | 'token_expired' | 'aborted';
+export type TailEnd = 'to' | 'archived' | 'token_expired' | 'aborted';
 
 export interface TailOptions {
   /** First cursor to read, inclusive; 1 by default. */
@@ -42,13 +42,13 @@ export interface TailSource {
 /** `Err` codes after which the tail reads on from the cursor they carry. */
 const RESUMABLE = new Set(['reader_lagging', 'service_stopping', 'read_failed']);
 
-/** The lines of one connection from `from`. */
+/** The lines of one connection from `from`; returns whether the service said it ended. */
 function connect(
   source: TailSource,
   options: TailOptions,
   from: number,
   signal: AbortSignal,
-): AsyncGenerator<TailLine> {
+): AsyncGenerator<TailLine, boolean> {
   const url = new URL(`${source.baseUrl}/sessions/${encodeURIComponent(source.session)}/events`);
   url.searchParams.set('from', String(from));
   if (options.to !== undefined) url.searchParams.set('to', String(options.to));
@@ -56,6 +56,19 @@ function connect(
   if (options.transport !== 'websocket') return ndjsonLines(source.fetch, request);
   const Socket = source.WebSocket ?? globalThis.WebSocket;
   return webSocketLines(Socket, request);
+}
+
+/**
+ * Whether a connection that ended without an error line ended the tail. Without `to` the
+ * service ends a tail cleanly only after `session.archived` (returned before this), so
+ * any other end is a cut. With `to`, a connection the service ended said so (WebSocket
+ * close 1000); a close-delimited NDJSON body that delivered lines may have been cut, so
+ * the tail reads on from the next cursor, and a connection that ends having delivered no
+ * line at all was ended by the service (the tail waits for records otherwise).
+ */
+function endedTail(options: TailOptions, said: boolean, lines: number): boolean {
+  if (options.to === undefined) return false;
+  return said || lines === 0;
 }
 
 /** The records of `source`'s session; see the module comment. */
@@ -78,16 +91,24 @@ export async function* tail(
       connection.abort(signal?.reason);
     };
     signal?.addEventListener('abort', stop, { once: true });
-    let resumeFrom: number | undefined;
+    const lines = connect(source, options, next, connection.signal);
+    let count = 0;
     try {
-      for await (const line of connect(source, options, next, connection.signal)) {
+      for (;;) {
+        const step = await lines.next();
+        if (step.done === true) {
+          if (endedTail(options, step.value, count)) return 'to';
+          break;
+        }
+        count += 1;
+        const line = step.value;
         if ('Err' in line) {
           if (line.Err.code === 'token_expired') return 'token_expired';
           if (!RESUMABLE.has(line.Err.code)) throw new Error(`tail: ${line.Err.message}`);
-          resumeFrom = line.Err.cursor ?? next;
+          // The service names the cursor to read on from; nothing before it is lost.
+          next = Math.max(next, line.Err.cursor ?? next);
           continue;
         }
-        resumeFrom = undefined;
         const record = line.Ok;
         // After a reconnect the service starts at `next`; a record before it never repeats.
         if (record.envelope.cursor < next) continue;
@@ -96,9 +117,6 @@ export async function* tail(
         yield record;
         if (record.envelope.kind.name === 'session.archived') return 'archived';
       }
-      // A clean end with no reason to read on: the service ended the tail (at `to`).
-      if (resumeFrom === undefined) return options.to === undefined ? 'ended' : 'to';
-      next = Math.max(next, resumeFrom);
     } catch (error) {
       if (aborted()) return 'aborted';
       // A refusal (401, 403, 404, …) ends the tail; 429 and 503 were retried already.
@@ -107,6 +125,7 @@ export async function* tail(
     } finally {
       signal?.removeEventListener('abort', stop);
       connection.abort();
+      await lines.return(false).catch(() => undefined);
     }
     failures += 1;
     if (failures > limit) throw new Error(`tail: ${limit} reconnects in a row delivered nothing`);
