@@ -83,6 +83,18 @@ describe('the client', () => {
     expect(kinds(items)).toEqual(['session.opened']);
   });
 
+  it('rotates an install’s key: the old key is refused, the new one opens sessions', async () => {
+    const install = await h.flow.install();
+    const owner = createClient({ baseUrl: h.base, consoleToken: install.owner.token });
+    const key = await owner.rotateKey(install.id);
+    expect(key).toMatch(/^ik_/);
+    expect(key).not.toBe(install.key);
+    const old = createClient({ baseUrl: h.base, installKey: install.key });
+    await expect(old.openSession('ada')).rejects.toMatchObject({ status: 401 });
+    const rotated = owner.with({ installKey: key });
+    expect((await rotated.openSession('ada')).session).toMatch(/^[0-9a-f]{72}$/);
+  });
+
   it('throws every refusal as a ServiceProblem with the problem body’s members', async () => {
     const stranger = createClient({ baseUrl: h.base, installKey: 'ik_wrong' });
     const refused = await stranger.openSession('ada').catch((error: unknown) => error);
