@@ -26,6 +26,9 @@ export async function renderClientTypes(
   // openapi-typescript mutates what it is given while resolving; it gets a copy.
   const ast = await openapiTS(structuredClone(document) as unknown as OpenAPI3, {
     silent: true,
+    // A member with a default is optional where the document says so (request bodies):
+    // the service fills it in.
+    defaultNonNullable: false,
   });
   const file = path.join(root, CLIENT_TYPES_FILE);
   const options = (await prettier.resolveConfig(file)) ?? {};

@@ -8,8 +8,8 @@
 import { createClient, ServiceProblem, type ConsentProgress } from '@agent-session-service/client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ManualClock } from '../../src/clock.ts';
-import { vendorDocument, type Owner } from '../support/flow.ts';
-import { startClientHarness, type ClientHarness } from './harness.ts';
+import type { Owner } from '../support/flow.ts';
+import { appDocument, startClientHarness, type ClientHarness } from './harness.ts';
 
 const clock = new ManualClock(Date.UTC(2026, 0, 1) + Math.floor(Math.random() * 1e9));
 let h: ClientHarness;
@@ -34,7 +34,7 @@ function vendor() {
 describe('waiting for consent', () => {
   it('polls at the interval, slows down by five seconds, and answers the receipt', async () => {
     const { client, progress, delays, onProgress } = vendor();
-    const proposal = await client.propose(vendorDocument(`Consent ${crypto.randomUUID()}`));
+    const proposal = await client.propose(appDocument());
     expect(proposal.interval).toBe(5000);
     const receipt = await client.waitForConsent(proposal, {
       onProgress,
@@ -68,7 +68,7 @@ describe('waiting for consent', () => {
 
   it('ends with access_denied when an owner declines', async () => {
     const { client, progress, onProgress } = vendor();
-    const proposal = await client.propose(vendorDocument());
+    const proposal = await client.propose(appDocument());
     const waited = client.waitForConsent(proposal, {
       onProgress,
       sleep: async (ms) => {
@@ -85,7 +85,7 @@ describe('waiting for consent', () => {
 
   it('ends with expired_token when the proposal lapses', async () => {
     const { client, progress, onProgress } = vendor();
-    const proposal = await client.propose(vendorDocument());
+    const proposal = await client.propose(appDocument());
     const ended = await client
       .waitForConsent(proposal, {
         onProgress,
@@ -101,7 +101,7 @@ describe('waiting for consent', () => {
 
   it('stops when its signal aborts', async () => {
     const { client } = vendor();
-    const proposal = await client.propose(vendorDocument());
+    const proposal = await client.propose(appDocument());
     const controller = new AbortController();
     const ended = await client
       .waitForConsent(proposal, {

@@ -3,7 +3,7 @@
  * `options` say) on a loopback port, an install made by the public flow (propose, the
  * owner's consent, the vendor's poll), and a client of it holding the install key.
  */
-import { createClient, type Client } from '@agent-session-service/client';
+import { createClient, type Client, type VendorDocument } from '@agent-session-service/client';
 import { startTestApp, type TestApp, type TestAppOptions } from '../support/app.ts';
 import { fetched, PublicFlow, type TestInstall } from '../support/flow.ts';
 
@@ -46,4 +46,21 @@ export async function drain<T, R>(iterable: AsyncGenerator<T, R>): Promise<{ ite
     if (next.done === true) return { items, end: next.value };
     items.push(next.value);
   }
+}
+
+/** A small vendor document with one tool, named `name`. */
+export function appDocument(name = `App ${crypto.randomUUID().slice(0, 8)}`): VendorDocument {
+  return {
+    appdoc: 1,
+    name,
+    description: 'An app for client tests',
+    tools: [
+      {
+        name: 'lookup',
+        description: 'Looks a word up',
+        input_schema: { type: 'object', properties: { word: { type: 'string' } } },
+        output_schema: { type: 'object' },
+      },
+    ],
+  };
 }

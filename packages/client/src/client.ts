@@ -11,14 +11,14 @@ import { SessionClient } from './session.ts';
 import { DEFAULT_RETRY, serviceFetch, type Fetch, type RetryPolicy } from './transport.ts';
 
 type Schemas = components['schemas'];
-export type VendorDocument = Schemas['VendorDocument'];
+/** What a vendor proposes (2.5), as `POST /appdoc` takes it. */
+export type VendorDocument = paths['/appdoc']['post']['requestBody']['content']['application/json'];
 export type Proposal = Schemas['ProposalAnswer'];
 export type Receipt = Schemas['PollAnswer'];
 export type SessionGrant = Schemas['SessionAnswer'];
-/** What `POST /sessions` takes; every member is optional on the wire. */
-export type OpenSessionBody = Partial<
-  paths['/sessions']['post']['requestBody']['content']['application/json']
->;
+/** What `POST /sessions` takes. */
+export type OpenSessionBody =
+  paths['/sessions']['post']['requestBody']['content']['application/json'];
 
 /** The typed openapi-fetch client of the service's document. */
 export type Api = FetchClient<paths>;
@@ -101,8 +101,7 @@ export class Client {
     return bodyOf(
       this.api.POST('/sessions', {
         params: { query: { principal } },
-        // Omitted members take the service's defaults.
-        body: body as Required<OpenSessionBody>,
+        body,
         headers: bearer(this.#installKey()),
       }),
     );

@@ -4142,28 +4142,28 @@ export interface components {
        * @description The tool enable; when false nothing else matters.
        * @default true
        */
-      allow: boolean;
+      allow?: boolean;
       /**
        * @default permissive
        * @enum {string}
        */
-      posture: 'permissive' | 'restrictive';
+      posture?: 'permissive' | 'restrictive';
       /** @default [] */
-      items: components['schemas']['PolicyItemInput'][];
+      items?: components['schemas']['PolicyItemInput'][];
       /**
        * @description Args projected as evidence.
        * @default []
        */
-      project: string[];
+      project?: string[];
     };
     /** @description What a tenant owner lands at consent (2.6). */
     TenantConfigInput: {
       /** @description The inference option the installs run under. */
       inference: components['schemas']['ResourceNameInput'];
       /** @default [] */
-      extra_tools: components['schemas']['ExtraToolInput'][];
+      extra_tools?: components['schemas']['ExtraToolInput'][];
       /** @default [] */
-      policies: components['schemas']['PolicyInput'][];
+      policies?: components['schemas']['PolicyInput'][];
     };
     /** @description The install a consent created or kept (4.3). */
     ConsentAnswerInput: {
@@ -4189,9 +4189,9 @@ export interface components {
        * @description Bytes of a result the model sees, 1 to 1 MiB; null means 64 KiB.
        * @default null
        */
-      result_limit: number | null;
+      result_limit?: number | null;
       /** @default null */
-      timeout: string | null;
+      timeout?: string | null;
     };
     /** @description The application document a vendor proposes (2.5). */
     VendorDocumentInput: {
@@ -4599,19 +4599,19 @@ export interface components {
        * @description Compact before the next inference at this absolute prompt-token count.
        * @default 100000
        */
-      compact_at: number;
+      compact_at?: number;
       /**
        * @default {
        *       "attempts": 3,
        *       "backoff": "1s"
        *     }
        */
-      retry: components['schemas']['RetryInput'];
+      retry?: components['schemas']['RetryInput'];
       /**
        * @description A secret the tenant holds, given to the provider; never read back.
        * @default null
        */
-      credential: components['schemas']['ResourceNameInput'] | null;
+      credential?: components['schemas']['ResourceNameInput'] | null;
     };
     /** @description An inference option, one shape per provider (2.13). */
     InferenceOptionInput: components['schemas']['SimulatedInferenceInput'];
@@ -4623,19 +4623,19 @@ export interface components {
        * @description Compact before the next inference at this absolute prompt-token count.
        * @default 100000
        */
-      compact_at: number;
+      compact_at?: number;
       /**
        * @default {
        *       "attempts": 3,
        *       "backoff": "1s"
        *     }
        */
-      retry: components['schemas']['RetryInput'];
+      retry?: components['schemas']['RetryInput'];
       /**
        * @description A secret the tenant holds, given to the provider; never read back.
        * @default null
        */
-      credential: components['schemas']['ResourceNameInput'] | null;
+      credential?: components['schemas']['ResourceNameInput'] | null;
       name: components['schemas']['ResourceNameInput'];
       /** @description Unix milliseconds (int64). */
       created: number;
@@ -4702,19 +4702,19 @@ export interface components {
        * @description A secret the tenant holds, sent as a bearer; null lets the server ask for authorization.
        * @default null
        */
-      credential: components['schemas']['ResourceNameInput'] | null;
+      credential?: components['schemas']['ResourceNameInput'] | null;
       /**
        * @description Bytes of a result the model sees, 1 to 1 MiB; null means 64 KiB.
        * @default null
        */
-      result_limit: number | null;
+      result_limit?: number | null;
       /**
        * Format: uri
        * @description Where the browser goes after authorization; its origin must be allowlisted.
        */
       return_to?: string;
       /** @default null */
-      timeout: string | null;
+      timeout?: string | null;
     };
     /** @description The answer to a connection put (4.3). */
     PutConnectionAnswerInput: {
@@ -4835,7 +4835,7 @@ export interface components {
        * @description Most model rounds per turn, 1 to 128.
        * @default 16
        */
-      rounds: number;
+      rounds?: number;
     };
     /** @description A session and a token that attaches to it (2.9). */
     SessionAnswerInput: {
@@ -4917,7 +4917,7 @@ export interface components {
        * @description The system instructions the session runs with (given to the model).
        * @default null
        */
-      instructions: string | null;
+      instructions?: string | null;
       executor: components['schemas']['ExecutorSpecInput'] | null;
       tools: {
         /** @description The name the model sees. */
@@ -4937,7 +4937,7 @@ export interface components {
     /** @description Body of turn.cancel@1. */
     TurnCancelBodyInput: {
       /** @default null */
-      turn: number | null;
+      turn?: number | null;
     };
     /** @description Body of turn.started@1. */
     TurnStartedBodyInput: {
@@ -5051,12 +5051,12 @@ export interface components {
           )
         | null;
       /** @default null */
-      error: string | null;
+      error?: string | null;
       /**
        * @description Set by the service when the result was cut to result_limit.
        * @default false
        */
-      truncated: boolean;
+      truncated?: boolean;
     };
     /** @description Body of inference.failed@1. */
     InferenceFailedBodyInput: {
@@ -5095,7 +5095,7 @@ export interface components {
        * @description Model key of the summarising model (row 52).
        * @default simulated
        */
-      model: string;
+      model?: string;
     };
     /** @description Body of turn.ended@1. */
     TurnEndedBodyInput: {
