@@ -5,6 +5,7 @@
  */
 export {
   bearer,
+  bodyOf,
   Client,
   createClient,
   type Api,
