@@ -18,6 +18,14 @@ export {
 } from './client.ts';
 export { SLOW_DOWN_MS, type ConsentOptions, type ConsentProgress } from './consent.ts';
 export type { AppendOptions, Envelope, OfferedRecord } from './append.ts';
+export {
+  runExecutor,
+  type AllowedCall,
+  type Completion,
+  type ExecutorOptions,
+} from './executor/run.ts';
+export { ExecutorToken, type ExecutorIdentity } from './executor/token.ts';
+export { argsDigest, canonicalJson } from './executor/jcs.ts';
 export { TailDisconnected, type TailLine } from './lines.ts';
 export type { components, paths } from './openapi.ts';
 export { ServiceProblem, type FieldError, type ProblemBody } from './problem.ts';
