@@ -20,12 +20,15 @@ export { SLOW_DOWN_MS, type ConsentOptions, type ConsentProgress } from './conse
 export type { AppendOptions, Envelope, OfferedRecord } from './append.ts';
 export {
   runExecutor,
+  verifyGate,
+  type Allowed,
   type AllowedCall,
   type Completion,
   type ExecutorOptions,
 } from './executor/run.ts';
 export { ExecutorToken, type ExecutorIdentity } from './executor/token.ts';
 export { argsDigest, canonicalJson } from './executor/jcs.ts';
+export { ServiceKeys, signJwt, type CryptoKey } from './executor/jws.ts';
 export { TailDisconnected, type TailLine } from './lines.ts';
 export type { components, paths } from './openapi.ts';
 export { ServiceProblem, type FieldError, type ProblemBody } from './problem.ts';

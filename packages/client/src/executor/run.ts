@@ -39,7 +39,8 @@ export interface ExecutorOptions extends ExecutorIdentity {
   readonly signal?: AbortSignal;
 }
 
-type Allowed = components['schemas']['InvokeAllowedBody'];
+/** The body of an `invoke.allowed` (what `verifyGate` checks). */
+export type Allowed = components['schemas']['InvokeAllowedBody'];
 const INVOKE_COMPLETED = { name: 'invoke.completed', version: 1 };
 
 /** Runs until the session is archived or `signal` aborts; answers why it stopped. */
@@ -53,7 +54,15 @@ export async function runExecutor(client: Client, options: ExecutorOptions): Pro
       .session({ session: options.session, token: await token.get() })
       .tail({ from: next, ...(options.signal === undefined ? {} : { signal: options.signal }) });
     for (;;) {
-      const step = await tail.next();
+      const step = await tail.next().catch((error: unknown) => {
+        // The token lapsed between two connections of the tail: a fresh one reads on.
+        if (error instanceof ServiceProblem && error.status === 401) return null;
+        throw error;
+      });
+      if (step === null) {
+        token.renew();
+        break;
+      }
       if (step.done === true) {
         // Decisions row 68: the tail ends with the token; a fresh one reads on.
         if (step.value !== 'token_expired') return step.value;
@@ -78,12 +87,16 @@ interface Context extends ExecutorOptions {
   readonly log: (event: string, fields: Record<string, unknown>) => void;
 }
 
-/** Verifies that the gate pins exactly this call; throws otherwise. */
-async function checkGate(body: Allowed, context: Context): Promise<void> {
+/**
+ * Verifies offline that the service allowed exactly this call: the `gate` of an
+ * `invoke.allowed` body verifies against the service's keys and pins the session, the
+ * cause, the call, the tool and the digest of the arguments. Throws otherwise.
+ */
+export async function verifyGate(keys: ServiceKeys, session: string, body: Allowed): Promise<void> {
   if (body.gate === undefined) throw new Error('the call carries no gate');
-  const claims = await verifyJws(body.gate, context.keys, 'gate+jwt');
+  const claims = await verifyJws(body.gate, keys, 'gate+jwt');
   const ours: Record<string, unknown> = {
-    sid: context.session,
+    sid: session,
     cause: body.cause,
     call: body.call,
     tool: body.tool,
@@ -105,7 +118,7 @@ async function perform(client: Client, record: LandedRecord, context: Context): 
     args: body.args,
   };
   try {
-    await checkGate(body, context);
+    await verifyGate(context.keys, context.session, body);
   } catch (error) {
     // A call whose gate fails is never performed; the service times it out.
     context.log('gate_refused', { cursor, call: call.call, error: String(error) });
