@@ -22,8 +22,10 @@ export interface AllowedCall {
   readonly args: Record<string, unknown>;
 }
 
-/** What a handler answers: an `invoke.completed` body. */
-export type Completion = components['schemas']['InvokeCompletedBodyInput'];
+type CompletedBody = components['schemas']['InvokeCompletedBody'];
+/** What a handler answers: an `invoke.completed` body (`truncated` is the service's). */
+export type Completion = Pick<CompletedBody, 'ok' | 'result'> &
+  Partial<Pick<CompletedBody, 'error'>>;
 
 export interface ExecutorOptions extends ExecutorIdentity {
   /** Performs one call; a thrown error completes it with `ok: false`. */
