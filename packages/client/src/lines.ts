@@ -40,6 +40,12 @@ export async function* ndjsonLines(
   );
   if (response.body === null) throw new TailDisconnected('the tail answered no body');
   const reader = response.body.pipeThrough(new TextDecoderStream()).getReader();
+  // The Request follows `signal` through a weak reference (undici), so once the answer is
+  // here an abort may no longer reach the body: the reader is cancelled by hand.
+  const cancel = (): void => {
+    reader.cancel(request.signal.reason).catch(() => undefined);
+  };
+  request.signal.addEventListener('abort', cancel, { once: true });
   let buffered = '';
   try {
     for (;;) {
@@ -51,8 +57,10 @@ export async function* ndjsonLines(
       for (const line of lines) if (line.trim() !== '') yield parseLine(line);
     }
   } finally {
+    request.signal.removeEventListener('abort', cancel);
     await reader.cancel().catch(() => undefined);
   }
+  if (request.signal.aborted) throw request.signal.reason;
   if (buffered.trim() !== '') throw new TailDisconnected('the tail ended mid-line');
   return false;
 }

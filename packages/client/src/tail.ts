@@ -97,6 +97,7 @@ export async function* tail(
       for (;;) {
         const step = await lines.next();
         if (step.done === true) {
+          if (aborted()) return 'aborted';
           if (endedTail(options, step.value, count)) return 'to';
           break;
         }
