@@ -1,102 +1,82 @@
-// The quickstart: one agent session from proposal to archive, against a running service.
-// Run it beside `npm start` with the operator token that start printed:
+// The quickstart: one agent session from proposal to archive, on the typed client of
+// packages/client, against a running service. Run it beside `npm start` with the operator
+// token that start printed:
 //   OPERATOR_TOKEN=op_… npm run quickstart      (BASE_URL defaults to http://127.0.0.1:8080)
+import { bearer, bodyOf, createClient } from '@agent-session-service/client';
+
 // eslint-disable-next-line no-restricted-properties
 const { BASE_URL = 'http://127.0.0.1:8080', OPERATOR_TOKEN = '' } = process.env;
+const service = createClient({ baseUrl: BASE_URL });
 
-/** One JSON call; a refusal stops the script with the service's problem. */
-async function call<T>(method: string, path: string, bearer: string | null, body?: unknown) {
-  const response = await fetch(`${BASE_URL}${path}`, {
-    method,
-    headers: {
-      ...(bearer === null ? {} : { authorization: `Bearer ${bearer}` }),
-      ...(body === undefined ? {} : { 'content-type': 'application/json' }),
-    },
-    ...(body === undefined ? {} : { body: JSON.stringify(body) }),
-  });
-  if (!response.ok)
-    throw new Error(`${method} ${path}: ${response.status} ${await response.text()}`);
-  return (await response.json()) as T;
-}
-
-// 1. A tenant owner signs in (the operator grant) and sets up the tenant `acme`:
-//    the tenant itself and an inference option (the built-in simulated model).
-const owner = await call<{ token: string }>('POST', '/console/token', OPERATOR_TOKEN, {
-  user: 'ada',
-  tenant: 'acme',
-});
-await call('PUT', '/console/tenant', owner.token, { name: 'Acme' });
-await call('PUT', '/inferences/simulated', owner.token, { provider: 'simulated' });
-
-// 2. A vendor proposes an app: a document of tools. Anyone may; the answer says where the
-//    owner consents (`consent_url`, a page for a browser) and how the vendor polls.
-const proposal = await call<{ request: string; poll_secret: string; consent_url: string }>(
-  'POST',
-  '/appdoc',
-  null,
-  {
-    appdoc: 1,
-    name: 'Order desk',
-    description: 'Answers questions about orders.',
-    tools: [
-      {
-        name: 'lookup_order',
-        description: 'Look an order up.',
-        input_schema: { type: 'object', properties: { order_id: { type: 'string' } } },
-        output_schema: { type: 'object' },
-      },
-    ],
-  },
+// 1. The tenant owner signs in (the operator grant) and sets up the tenant `acme` with an
+//    inference option. Every refusal throws a ServiceProblem (status, code, message, …).
+//    `service.api` is every route of the served OpenAPI document, typed.
+const { token } = await bodyOf(
+  service.api.POST('/console/token', {
+    body: { user: 'ada', tenant: 'acme' },
+    headers: bearer(OPERATOR_TOKEN),
+  }),
 );
+const asOwner = { headers: bearer(token) };
+await service.api.PUT('/console/tenant', { body: { name: 'Acme' }, ...asOwner });
+await service.api.PUT('/inferences/{id}', {
+  params: { path: { id: 'simulated' } },
+  body: { provider: 'simulated' },
+  ...asOwner,
+});
+
+// 2. A vendor proposes its app; the owner is sent to `consent_url`.
+const proposal = await service.propose({
+  appdoc: 1,
+  name: 'Order desk',
+  description: 'Answers questions about orders.',
+  tools: [
+    {
+      name: 'lookup_order',
+      description: 'Look an order up.',
+      input_schema: { type: 'object', properties: { order_id: { type: 'string' } } },
+      output_schema: { type: 'object' },
+    },
+  ],
+});
 console.log(`proposed; the owner's consent page is ${proposal.consent_url}`);
 
-// 3. The owner consents (what the consent page does), choosing the inference option.
-await call('POST', `/consent/${proposal.request}`, owner.token, { inference: 'simulated' });
+// 3. The owner consents (what the consent page does), choosing the inference option…
+await service.api.POST('/consent/{request}', {
+  params: { path: { request: proposal.request } },
+  body: { inference: 'simulated' },
+  ...asOwner,
+});
 
-// 4. The vendor polls (RFC 8628) and receives its install and the install key, once.
-const receipt = await call<{ install: string; key: string }>(
-  'POST',
-  '/consent/token',
-  proposal.poll_secret,
-  { request: proposal.request },
-);
+// 4. …while the vendor waits for it, polling as RFC 8628 says, and receives its install key.
+const receipt = await service.waitForConsent(proposal, {
+  onProgress: ({ state, interval }) => {
+    console.log(`waiting (${state}), next poll in ${interval} ms`);
+  },
+});
+const vendor = service.with({ installKey: receipt.key ?? '' });
 console.log(`consented: install ${receipt.install}`);
 
-// 5. The install opens a session for its user `ada`, and gets a session token.
-const session = await call<{ session: string; token: string }>(
-  'POST',
-  '/sessions?principal=ada',
-  receipt.key,
-  {},
-);
-console.log(`opened session ${session.session}`);
+// 5. The install opens a session for its user `ada`; the grant carries the session token.
+const grant = await vendor.openSession('ada');
+const session = vendor.session(grant);
+console.log(`opened session ${session.id}`);
 
-// 6. The user sends a message: one record appended to the session's log.
-await call('POST', `/sessions/${session.session}/events`, session.token, [
+// 6. The user sends a message. The append carries an Idempotency-Key: if its answer is
+//    lost, it is sent again with the same key and lands once.
+await session.append([
   { kind: { name: 'message.submitted', version: 1 }, body: { text: 'Where is order A-1?' } },
 ]);
 
-// 7. Tail the log (NDJSON, one record a line) until the agent's turn has ended; leaving
-//    the loop cancels the stream.
-const stream = await fetch(`${BASE_URL}/sessions/${session.session}/events?from=1`, {
-  headers: { authorization: `Bearer ${session.token}` },
-});
-let buffered = '';
-let ended = false;
-for await (const chunk of stream.body?.pipeThrough(new TextDecoderStream()) ?? []) {
-  const lines = (buffered + chunk).split('\n');
-  buffered = lines.pop() ?? '';
-  for (const line of lines) {
-    const { Ok } = JSON.parse(line) as {
-      Ok: { envelope: { cursor: number; kind: { name: string } }; body: { text?: string } };
-    };
-    const text = Ok.body.text === undefined ? '' : `: ${Ok.body.text}`;
-    console.log(`  ${Ok.envelope.cursor} ${Ok.envelope.kind.name}${text}`);
-    ended ||= Ok.envelope.kind.name === 'turn.ended';
-  }
-  if (ended) break;
+// 7. Tail the log until the agent's turn has ended. The tail reconnects by itself after a
+//    disconnect, from the last cursor it delivered; leaving the loop closes it.
+for await (const record of session.tail({ from: 1 })) {
+  const { cursor, kind } = record.envelope;
+  const { text } = record.body as { text?: string };
+  console.log(`  ${cursor} ${kind.name}${text === undefined ? '' : `: ${text}`}`);
+  if (kind.name === 'turn.ended') break;
 }
 
 // 8. The install archives the session: nothing lands on it again.
-await call('POST', `/sessions/${session.session}/archive`, receipt.key);
-console.log(`archived session ${session.session}`);
+await vendor.archive(session.id);
+console.log(`archived session ${session.id}`);

@@ -1,6 +1,7 @@
 /**
  * An executor a vendor can copy (see README.md): it performs the vendor tool calls of one
- * session. Settings come from the command line or the environment, read once here:
+ * session with the client package's executor helper. Settings come from the command line
+ * or the environment, read once here:
  *
  *   node examples/executor/main.ts --session <id> --name <name> --key <pkcs8.pem> \
  *     [--base-url <BASE_URL>] [--service-url <url>] [--state <file>]
@@ -10,9 +11,9 @@
  */
 import { readFile } from 'node:fs/promises';
 import { parseArgs } from 'node:util';
-import { importPKCS8 } from 'jose';
-import { runExecutor } from './executor.ts';
-import type { Settings } from './service.ts';
+import { createClient, runExecutor } from '@agent-session-service/client';
+import { loadCursor, saveCursor } from './state.ts';
+import { perform } from './tools.ts';
 
 // The one place this example reads its environment, like the service's src/main.ts.
 // eslint-disable-next-line no-restricted-properties
@@ -40,6 +41,13 @@ const log = (event: string, fields: Record<string, unknown>): void => {
   console.log(JSON.stringify({ event, ...fields }));
 };
 
+/** The Ed25519 private key of a PKCS#8 PEM file, for Web Crypto. */
+async function privateKey(file: string) {
+  const pem = await readFile(file, 'utf8');
+  const der = Buffer.from(pem.replace(/-----[^-]+-----/g, '').replace(/\s+/g, ''), 'base64');
+  return crypto.subtle.importKey('pkcs8', der, 'Ed25519', false, ['sign']);
+}
+
 const stop = new AbortController();
 process.once('SIGINT', () => {
   stop.abort();
@@ -50,24 +58,32 @@ process.once('SIGTERM', () => {
 
 try {
   const baseUrl = values['base-url'].replace(/\/+$/, '');
-  const settings: Settings = {
-    baseUrl,
-    serviceUrl: values['service-url'] ?? baseUrl,
-    session: required(values.session, 'session', 'SESSION_ID'),
+  const session = required(values.session, 'session', 'SESSION_ID');
+  const statePath = values.state;
+  const from = await loadCursor(statePath, session);
+  log('started', { session, from });
+  const ended = await runExecutor(createClient({ baseUrl: values['service-url'] ?? baseUrl }), {
+    session,
     name: required(values.name, 'name', 'EXECUTOR_NAME'),
-  };
-  const pem = await readFile(required(values.key, 'key', 'EXECUTOR_KEY'), 'utf8');
-  await runExecutor({
-    settings,
-    key: await importPKCS8(pem, 'EdDSA'),
-    statePath: values.state,
-    log,
+    key: await privateKey(required(values.key, 'key', 'EXECUTOR_KEY')),
+    // Row 65: the assertion's audience is the token endpoint under BASE_URL.
+    audienceBase: baseUrl,
+    from,
+    // Step 6: the cursor moves past a call only once the call needs nothing more.
+    onCursor: (next) => saveCursor(statePath, session, next),
+    handle: (call) => perform(call.tool, call.args),
+    onEvent: log,
     signal: stop.signal,
     // Test hook: die like `kill -9` right after the first claim lands, before completing.
     ...(env.EXECUTOR_EXIT_AFTER_CLAIM === '1'
-      ? { afterClaim: () => process.kill(process.pid, 'SIGKILL') }
+      ? {
+          afterClaim: () => {
+            process.kill(process.pid, 'SIGKILL');
+          },
+        }
       : {}),
   });
+  log('stopped', { ended });
 } catch (error) {
   log('failed', { error: String(error) });
   process.exitCode = 1;

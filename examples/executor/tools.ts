@@ -4,6 +4,8 @@
  * the service) and answers the text the model reads, or throws to report a failure.
  */
 
+import type { Completion } from '@agent-session-service/client';
+
 type Handler = (args: Record<string, unknown>) => Promise<string> | string;
 
 /** The tools this executor performs, by the names of the vendor document. */
@@ -11,13 +13,6 @@ const HANDLERS: Readonly<Record<string, Handler>> = {
   lookup_order: (args) => `order ${String(args.order_id)} shipped on Monday`,
   refund: (args) => `refunded ${String(args.amount)}`,
 };
-
-/** The body of an `invoke.completed` (interface 2.17). */
-export interface Completion {
-  readonly ok: boolean;
-  readonly result: { readonly content: readonly { type: 'text'; text: string }[] } | null;
-  readonly error: string | null;
-}
 
 /** Performs `tool` with `args`; a failure is a completion with `ok: false`, not a throw. */
 export async function perform(tool: string, args: unknown): Promise<Completion> {

@@ -159,10 +159,13 @@ function addExamples(paths: Json, schemas: Json): void {
   }
 }
 
-/** The document with one component per schema, no unreferenced one, and its examples. */
-export function tidyDocument<T extends { paths?: Json; components?: { schemas?: Json } }>(
-  document: T,
-): T {
+/**
+ * The document with one component per schema, none that neither an operation nor the
+ * registered record kinds (`x-record-kinds`) reference, and its examples.
+ */
+export function tidyDocument<
+  T extends { paths?: Json; components?: { schemas?: Json }; 'x-record-kinds'?: Json },
+>(document: T): T {
   const schemas = document.components?.schemas ?? {};
   const paths = document.paths ?? {};
   const renamed = new Set(
@@ -182,7 +185,9 @@ export function tidyDocument<T extends { paths?: Json; components?: { schemas?: 
   }
   const tidyPaths = withoutInputNames(paths, renamed);
   const tidySchemas = withoutInputNames(merged, renamed);
-  const used = reached(tidyPaths, tidySchemas);
+  // The registered kinds' bodies are part of the contract a tail reader needs, though no
+  // operation's schema names them (a record's body is any JSON on the wire).
+  const used = reached([tidyPaths, document['x-record-kinds']], tidySchemas);
   const kept = Object.fromEntries(Object.entries(tidySchemas).filter(([name]) => used.has(name)));
   addExamples(tidyPaths, kept);
   return { ...document, paths: tidyPaths, components: { ...document.components, schemas: kept } };

@@ -12,6 +12,12 @@ import {
 } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import { tidyDocument } from './openapi-tidy.ts';
+import {
+  kindKey,
+  RECORD_KIND_NAMES,
+  RECORD_KIND_VERSION,
+  recordKinds,
+} from '../schemas/record-kinds.ts';
 
 /** The routes of the reference page, which carry no API schema of their own. */
 export const REFERENCE_ROUTES = ['/docs', '/docs/', '/docs/js/scalar.js'] as const;
@@ -116,9 +122,25 @@ export async function registerOpenApi(app: FastifyInstance, baseUrl: string): Pr
         },
         '/docs': htmlPage,
       };
-      return tidyDocument(document) as ReturnType<typeof jsonSchemaTransformObject>;
+      return tidyDocument({ ...document, 'x-record-kinds': recordKindBodies() }) as ReturnType<
+        typeof jsonSchemaTransformObject
+      >;
     },
   });
+}
+
+/**
+ * Each registered record kind (`name@version`) and the component of its body: a tail's
+ * `body` is any JSON on the wire, and a reader learns a registered kind's shape here.
+ */
+function recordKindBodies(): Record<string, { $ref: string }> {
+  return Object.fromEntries(
+    RECORD_KIND_NAMES.map((name) => {
+      const id = z.globalRegistry.get(recordKinds[name])?.id;
+      if (id === undefined) throw new Error(`the body schema of ${name} has no component id`);
+      return [kindKey(name, RECORD_KIND_VERSION), { $ref: `#/components/schemas/${id}` }];
+    }),
+  );
 }
 
 /** Registers `GET /openapi.json`; call after every route is added. */

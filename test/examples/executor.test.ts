@@ -12,8 +12,13 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { exportPKCS8, exportSPKI, generateKeyPair, type CryptoKey } from 'jose';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { gateCheck, type AllowedCall } from '../../examples/executor/gate.ts';
-import { ExecutorToken } from '../../examples/executor/token.ts';
+import {
+  createClient,
+  ExecutorToken,
+  ServiceKeys,
+  verifyGate,
+  type Allowed,
+} from '@agent-session-service/client';
 import { startTestApp, type TestApp } from '../support/app.ts';
 import { TurnClient, type OpenedSession, type TailRecord } from '../turns/turn-client.ts';
 
@@ -151,19 +156,20 @@ describe('examples/executor', () => {
 
   it('verifies a real gate and refuses one that does not pin the call', async () => {
     const { opened } = await sessionWithExecutor('shipper');
-    const settings = {
-      serviceUrl: listening,
-      baseUrl: harness.deps.baseUrl,
+    const service = createClient({ baseUrl: listening });
+    const token = await new ExecutorToken(service, {
       session: opened.session,
       name: 'shipper',
-    };
-    const token = await new ExecutorToken(settings, privateKey).get();
+      key: privateKey,
+      audienceBase: harness.deps.baseUrl,
+    }).get();
     await client.send(opened, '/call lookup_order {"order_id":"A-1"}');
     const face = await client.until({ session: opened.session, token }, (log) =>
       log.some((r) => r.envelope.kind.name === 'invoke.allowed'),
     );
-    const allowed = ofKind(face, 'invoke.allowed')[0]?.body as unknown as AllowedCall;
-    const check = gateCheck(settings);
+    const allowed = ofKind(face, 'invoke.allowed')[0]?.body as unknown as Allowed;
+    const keys = new ServiceKeys(service);
+    const check = (body: Allowed) => verifyGate(keys, opened.session, body);
     await expect(check(allowed)).resolves.toBeUndefined();
     await expect(check({ ...allowed, args: { order_id: 'A-2' } })).rejects.toThrow(
       "the gate's args_digest is not this call's",
@@ -171,6 +177,6 @@ describe('examples/executor', () => {
     await expect(check({ ...allowed, call: 'call_9' })).rejects.toThrow(
       "the gate's call is not this call's",
     );
-    await expect(check({ ...allowed, gate: `${allowed.gate}x` })).rejects.toThrow();
+    await expect(check({ ...allowed, gate: `${allowed.gate ?? ''}x` })).rejects.toThrow();
   });
 });

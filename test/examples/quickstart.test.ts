@@ -1,8 +1,10 @@
 /**
- * README's quickstart is `examples/quickstart.ts`, and it runs as
- * written: `npm start` in a child process (a fresh data folder), then the script with the
- * operator token that start printed, as `npm run quickstart` runs it. README shows the
- * script exactly, so the two cannot drift apart.
+ * README's quickstart is `examples/quickstart.ts`,
+ * written on the client package, and it runs as written: `npm start` in a child process
+ * (a fresh data folder, the embedded default), then the script with the operator token
+ * that start printed, as `npm run quickstart` runs it; the owner's consent goes through
+ * the real consent route. README and the package's README show the script exactly, so
+ * they cannot drift apart.
  */
 import { spawn } from 'node:child_process';
 import { once } from 'node:events';
@@ -75,15 +77,20 @@ describe('the quickstart', () => {
     if (service === undefined) throw new Error('the service did not start');
     const run = await quickstart({ BASE_URL: service.url, OPERATOR_TOKEN: 'op_wrong' });
     expect(run.code).not.toBe(0);
-    expect(run.stderr).toContain('POST /console/token: 401');
+    // The client throws the refusal as a ServiceProblem with the problem body's members.
+    expect(run.stderr).toContain('ServiceProblem');
+    expect(run.stderr).toContain('status: 401');
   }, 30_000);
 
-  it('is shown in README exactly as it is in examples/', async () => {
-    const [readme, script] = await Promise.all([
+  it('is shown in README and the client package’s README exactly as it is in examples/', async () => {
+    const [readme, packageReadme, script] = await Promise.all([
       readFile(path.join(ROOT, 'README.md'), 'utf8'),
+      readFile(path.join(ROOT, 'packages/client/README.md'), 'utf8'),
       readFile(SCRIPT, 'utf8'),
     ]);
-    expect(readme).toContain(`\`\`\`ts\n${script}\`\`\``);
-    expect(readme).toContain('npm run quickstart');
+    for (const shown of [readme, packageReadme]) {
+      expect(shown).toContain(`\`\`\`ts\n${script}\`\`\``);
+      expect(shown).toContain('npm run quickstart');
+    }
   });
 });
