@@ -78,12 +78,30 @@ async function probeWindow(pid: number, file: string, retained: boolean): Promis
   }
 }
 
+interface Reading {
+  readonly standing: number;
+  readonly retained: number;
+  /** V8's heap after full collections: what is live, and what V8 holds for it. */
+  readonly heapUsed: number;
+  readonly heapTotal: number;
+}
+
 /** RSS as it stands and as retained, after SETTLE_MS of quiet. */
-async function reading(pid: number, file: string): Promise<{ standing: number; retained: number }> {
+async function reading(pid: number, file: string): Promise<Reading> {
   await pause(SETTLE_MS);
   const standing = await rss(pid);
-  return { standing, retained: (await probeWindow(pid, file, true)).memory.rss };
+  const { memory } = await probeWindow(pid, file, true);
+  return {
+    standing,
+    retained: memory.rss,
+    heapUsed: memory.heapUsed,
+    heapTotal: memory.heapTotal,
+  };
 }
+
+/** Where retained memory sits: V8's live heap and the heap V8 holds, ours/baseline. */
+const heapNote = (ours: Reading, base: Reading): string =>
+  `heap used ${mb(ours.heapUsed)}/${mb(base.heapUsed)}, held ${mb(ours.heapTotal)}/${mb(base.heapTotal)}`;
 
 /** The bare Fastify process's RSS, settled. */
 async function bareIdle(folder: string): Promise<number> {
@@ -124,7 +142,8 @@ export async function memoryRows(count = SESSIONS): Promise<{ rows: string[][]; 
       CONSOLE_RATE_LIMIT_PER_SECOND: RATE_LIMIT,
       OPEN_RATE_LIMIT_PER_SECOND: RATE_LIMIT,
       APPDOC_RATE_LIMIT_PER_MINUTE: RATE_LIMIT,
-      NODE_OPTIONS: `--import=${PROBE}`,
+      // BENCH_SERVER_FLAGS reach this service too (for example --max-semi-space-size=8).
+      NODE_OPTIONS: `--import=${PROBE} ${process.env.BENCH_SERVER_FLAGS ?? ''}`.trim(),
       BENCH_PROBE_FILE: probeFile,
     });
     const install = await new PublicFlow(fetched(service.url), operatorToken).install();
@@ -190,7 +209,7 @@ export async function memoryRows(count = SESSIONS): Promise<{ rows: string[][]; 
           ],
           [
             ...row(`RSS MB, ${n} sessions opened`, opened.standing, before.standing, ''),
-            `retained ${mb(opened.retained)}/${mb(before.retained)}; baseline: before them`,
+            `retained ${mb(opened.retained)}/${mb(before.retained)}; ${heapNote(opened, before)}; baseline: before them`,
           ],
           [
             ...row(
@@ -201,7 +220,7 @@ export async function memoryRows(count = SESSIONS): Promise<{ rows: string[][]; 
                 ? 'none at this count'
                 : verdict('< 200 MB', live.standing < 200 * MB),
             ),
-            `retained ${mb(live.retained)}/${mb(before.retained)}; baseline: before them`,
+            `retained ${mb(live.retained)}/${mb(before.retained)}; ${heapNote(live, before)}; baseline: before them`,
           ],
           [
             ...row(
@@ -210,7 +229,7 @@ export async function memoryRows(count = SESSIONS): Promise<{ rows: string[][]; 
               before.retained,
               '',
             ),
-            `standing ${mb(after.standing)}/${mb(before.standing)}; baseline: before them`,
+            `standing ${mb(after.standing)}/${mb(before.standing)}; ${heapNote(after, before)}; baseline: before them`,
           ],
         ],
         notes: [
