@@ -1,6 +1,6 @@
 /**
- * The turn runtime of one process (decisions part C; issue "Agent turns" item 2): who
- * drives which session, when, and the turn state every reader shares.
+ * The turn runtime of one process (decisions part C): who drives which session, when, and
+ * the turn state every reader shares.
  *
  * One driver per session across processes. A driver runs only while its process holds the
  * session's lease in the work store (`LEASE_MS`, renewed at a third of it while it works);
