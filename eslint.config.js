@@ -37,10 +37,4 @@ export default tseslint.config(
   // bench file also holds its cases' table and fixtures, so it may run to 400.
   { files: ['**/*.{ts,js}'], rules: { 'max-lines': ['error', { max: 300 }] } },
   { files: ['test/**', 'bench/**'], rules: { 'max-lines': ['error', { max: 400 }] } },
-  {
-    // Temporary: the turn machine, the turn runtime and its bench are being split by
-    // their owner; lift this once they are.
-    files: ['src/machines/turn.machine.ts', 'src/turns/**', 'bench/turns.ts'],
-    rules: { 'max-lines': 'off' },
-  },
 );

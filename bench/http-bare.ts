@@ -1,7 +1,7 @@
 /**
- * The baselines of `npm run bench` (issue 6, done-when list; issue 13, item 2): a bare
- * Fastify app on the same Redis as the app, the least any append over HTTP, and any
- * delivery of it to tails, can do.
+ * The baselines of `npm run bench`, measured in the same run as ours: a bare Fastify app
+ * on the same Redis as the app, the least any append over HTTP, and any delivery of it to
+ * tails, can do.
  *
  * - `POST /bare/:stream`: one Lua call that mints the cursors (INCRBY) and XADDs every
  *   record of the body. A body of one record is the one-per-request baseline (INCR + XADD

@@ -1,17 +1,17 @@
 /**
- * The latency part of `npm run bench` (issue 13, items 1 and 2): append-to-delivery over
- * WebSocket and NDJSON, each load run twice in a row with the same load, layout,
- * transport and number of tails: on the app (ours), then on the bare baseline
- * (`http-bare.ts`: the same Lua mint, and a broadcast of each line to plain tails held in
- * memory). A row prints ours, the bare baseline and the ratio of their p99, and over the
- * measured seconds of each the server's event-loop delay p99 and longest GC pause (its
- * `Probe` window, `server-probe.ts`), so a regression in either shows.
+ * The latency part of `npm run bench`: append-to-delivery over WebSocket and NDJSON, each
+ * load run twice in a row with the same load, layout, transport and number of tails: on
+ * the app (ours), then on the bare baseline (`http-bare.ts`: the same Lua mint, and a
+ * broadcast of each line to plain tails held in memory). A row prints ours, the bare
+ * baseline and the ratio of their p99, and over the measured seconds of each the server's
+ * event-loop delay p99 and longest GC pause (its `Probe` window, `server-probe.ts`), so a
+ * regression in either shows.
  *
- * Loads and targets (issue 13, "Done when"):
+ * Loads and targets:
  * - 100 sessions x 1 tail at 1,000 records/s: p99 <= 2x bare and <= 10 ms, and the
  *   server's loop p99 < 5 ms, on both transports;
  * - 1 session x 100 tails at 1,000 records/s (100,000 lines/s, a hot session beyond the
- *   issue's loads): p99 <= 10 ms, issue 6's bound;
+ *   other loads): p99 <= 10 ms, the first load's bound;
  * - 1,000 sessions x 1 tail at 100 records/s: p99 <= 30 ms;
  * - 1 session x 1,000 tails at 100 records/s: p99 <= 3x the bare broadcast.
  * A row is met only when every record also reached every tail it should.

@@ -1,6 +1,6 @@
 /**
- * The memory and scale part of `npm run bench` (issue 13, item 7): what the embedded
- * service holds resident, each row beside a baseline measured in the same run.
+ * The memory and scale part of `npm run bench`: what the embedded service holds resident,
+ * each row beside a baseline measured in the same run.
  *
  * The service is `node src/main.ts` as users run it embedded: SQLite in a fresh data
  * folder, no DATABASE_URL or REDIS_URL, started through `test/support/service-process.ts`

@@ -1,7 +1,7 @@
 /**
- * Where one append's time goes in the bench server (`http-server.ts`; issue 13, item 1):
- * per-stage timings of every append, on the app and on the bare route alike, taken from
- * outside the service's code: Fastify hooks added by the bench, Fastify's own
+ * Where one append's time goes in the bench server (`http-server.ts`): per-stage timings
+ * of every append, on the app and on the bare route alike, taken from outside the
+ * service's code: Fastify hooks added by the bench, Fastify's own
  * `tracing:fastify.request.handler` diagnostics channel, and a wrapper of the log store
  * the bench hands the app. Nothing in `src/` knows of it.
  *

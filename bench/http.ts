@@ -1,9 +1,9 @@
 /**
  * `npm run bench`: the real HTTP service under load, printed as one table whose every row
- * holds our figure, a baseline measured in the same run, and their ratio (issue 6, the
- * last done-when item; issue 13, items 1, 2 and 7). A run of every part takes about seven
- * minutes on a quiet 2-core machine (latency four of them: 27 runs of 5.5 s with their
- * tails and drains), and far longer on a busy one.
+ * holds our figure, a baseline measured in the same run, and their ratio, so a figure is
+ * read against what the same machine does without us at that moment. A run of every part
+ * takes about seven minutes on a quiet 2-core machine (latency four of them: 27 runs of
+ * 5.5 s with their tails and drains), and far longer on a busy one.
  *
  * Processes. The server (`http-server.ts`: the real app with its log store on Redis, and
  * the bare baseline, `http-bare.ts`, on the same Redis) runs in a child process; this
@@ -18,7 +18,7 @@
  *    `POST /sessions/{id}/events` with a real session token (auth, validation, the write
  *    filter, idempotency, canonical JSON, the request log) against the bare route (one
  *    Lua cursor mint + XADD per request; one Lua call per batch), taking turns
- *    (`http-throughput.ts`). Targets (issue 13): >= 0.75 of bare for one record, >= 0.6
+ *    (`http-throughput.ts`). Targets: >= 0.75 of bare for one record, >= 0.6
  *    for batches of 100.
  * 2. latency: append-to-delivery p99 over WebSocket and NDJSON, ours then the bare
  *    broadcast under the same load (`http-latency.ts`, which lists the loads and
@@ -61,7 +61,7 @@ const transports = TRANSPORTS.filter(
 const batches = ([1, 100] as const).filter(
   (batch) => PARTS.has('throughput') || PARTS.has(`throughput-${batch}`),
 );
-/** Issue 13's floors, ours / bare records/s. */
+/** The throughput targets, ours / bare records/s. */
 const FLOORS = { 1: 0.75, 100: 0.6 } as const;
 
 const began = performance.now();

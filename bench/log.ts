@@ -1,7 +1,7 @@
 /**
  * `npm run bench:log`: appends and tails on every log store backend that answers, in one
  * run, printed as one table in which every row holds the store's figure, the same-run
- * baseline and their ratio (issue 3, item 7; issue 13, items 4 and 5).
+ * baseline and their ratio.
  *
  * 1. Append throughput, records/s, for batches of 1 and of 100: WORKERS concurrent
  *    writers, each on its own session, for APPEND_SECONDS; the baseline is the raw write
@@ -10,8 +10,8 @@
  * 2. Tail latency, append call to delivery, p99, with TAILS tails at TAIL_RATE records/s
  *    for TAIL_SECONDS: 100 sessions with one tail each, and one session with 100 tails;
  *    the baseline is the raw way from a writer to readers on the same server
- *    (`log-raw-tails.ts`), measured the same way (`log-tails.ts`). Targets: p99 < 10 ms
- *    (issue 3); PostgreSQL 100 sessions x 1 tail < 15 ms (issue 13). The notes give p50,
+ *    (`log-raw-tails.ts`), measured the same way (`log-tails.ts`). Targets: p99 < 10 ms;
+ *    PostgreSQL 100 sessions x 1 tail < 15 ms. The notes give p50,
  *    max, the append p99 and this process's event-loop delay p99 and longest GC pause,
  *    ours / baseline: the stores run in this process, so those are their stalls.
  *

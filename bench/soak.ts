@@ -1,6 +1,6 @@
 /**
- * `npm run soak` (issue 14 item 8): a mixed load on one service process for a bounded
- * time, to see whether its memory and handles stay flat.
+ * `npm run soak`: a mixed load on one service process for a bounded time, to see whether
+ * its memory and handles stay flat.
  *
  * The service is `node src/main.ts` in a child process (`turns-deployment.ts`, as
  * `npm run bench:turns` starts it), with `server-probe.ts` preloaded; each reading of the

@@ -9,10 +9,14 @@
  * Loud by design: an `Err` line, a `turn.ended` whose reason is not `completed`, a line
  * that is not JSON, or a tail that ends while the bench still reads it rejects every
  * waiter, and `failure` keeps the reason for the caller to throw.
+ *
+ * `sessionsWithTails` opens a fresh install's sessions with a tail on each, as the load
+ * parts start.
  */
 import http from 'node:http';
 import { performance } from 'node:perf_hooks';
-import type { BenchSession } from './turns-client.ts';
+import type { BenchSession, TurnsClient } from './turns-client.ts';
+import type { Deployment } from './turns-deployment.ts';
 
 interface TailLine {
   readonly Ok?: {
@@ -24,6 +28,8 @@ interface TailLine {
 
 /** Records `recent` keeps. */
 const RECENT = 6;
+/** Tails `sessionsWithTails` opens at once. */
+const TAIL_CHUNK = 100;
 
 interface Waiter {
   readonly resolve: (at: number) => void;
@@ -171,4 +177,29 @@ export class TurnTail {
       for (const waiter of queue.splice(0)) waiter.reject(error);
     }
   }
+}
+
+/**
+ * Opens `count` sessions of a fresh install and a tail on each, TAIL_CHUNK at a time, each
+ * from the cursor after `session.opened`.
+ */
+export async function sessionsWithTails(
+  deployment: Deployment,
+  client: TurnsClient,
+  count: number,
+): Promise<TurnTail[]> {
+  const { key } = await client.install();
+  const sessions = await client.openSessions(key, count);
+  deployment.track(sessions);
+  const tails: TurnTail[] = [];
+  try {
+    for (let i = 0; i < sessions.length; i += TAIL_CHUNK) {
+      const chunk = sessions.slice(i, i + TAIL_CHUNK).map((s) => TurnTail.open(client.base, s, 2));
+      tails.push(...(await Promise.all(chunk)));
+    }
+  } catch (error) {
+    for (const tail of tails) tail.close();
+    throw error;
+  }
+  return tails;
 }

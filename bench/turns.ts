@@ -13,7 +13,7 @@
  * (`turns-tail.ts`). On a 2-core machine the processes, Redis and PostgreSQL share the
  * cores: the figures are for the machine as a whole, and so are the baselines.
  *
- * 1. Turns, closed loop (`turns-load.ts`): 100 and then 1,000 sessions, each sending a
+ * 1. Turns, closed loop (`turns-throughput.ts`): 100 and then 1,000 sessions, each sending a
  *    message, waiting for its `turn.ended` on its tail and sending the next, for
  *    LOOP_SECONDS after a warm-up. The figure is the records those turns landed per
  *    second (the message and the service's `turn.started`, `model.output`, `turn.ended`,
@@ -59,24 +59,17 @@
  * --cpu-prof-dir=.tmp/prof`); the service always runs with `server-probe.ts` preloaded,
  * whose event-loop and GC figures the latency rows print.
  */
-import { fork, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
 import { performance } from 'node:perf_hooks';
 import type { ProbeWindow } from './server-probe.ts';
-import type { BareReady } from './turns-bare.ts';
 import { TurnsClient } from './turns-client.ts';
 import { cpuSeconds, Deployment } from './turns-deployment.ts';
-import {
-  bareThroughput,
-  closedLoopTurns,
-  pacedTurns,
-  quantile,
-  type PacedLatency,
-  type TurnThroughput,
-} from './turns-load.ts';
+import { pacedTurns, quantile, type PacedLatency } from './turns-load.ts';
 import { memoryGrowth } from './turns-memory.ts';
 import { buildSession, REPEATS, timeReplay, type Replay } from './turns-replay.ts';
-import { TurnTail } from './turns-tail.ts';
+import { TurnRows, verdict } from './turns-rows.ts';
+import { sessionsWithTails } from './turns-tail.ts';
+import { startBare, throughputRow, type Bare } from './turns-throughput.ts';
 import { loadAverage, ms, rate, table } from './table.ts';
 
 const REDIS_URL = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
@@ -87,162 +80,17 @@ const PARTS = new Set(
 const LOADS = [100, 1000].filter(
   (sessions) => PARTS.has('throughput') || PARTS.has(`throughput-${sessions}`),
 );
-const LOOP_SECONDS = 10;
-const BARE_SECONDS = 5;
 const PACED_RATE = 100;
 const PACED_SECONDS = 10;
 const PACED_SESSIONS = 200;
 const MEMORY_SESSIONS = 10_000;
 const REPLAY_RECORDS = 10_001;
-const TAIL_CHUNK = 100;
 
 const MB = 1024 * 1024;
 /** Deployments not dropped yet: an interrupt drops them before the process ends. */
 const live = new Set<Deployment>();
 let interrupted = false;
-const verdict = (met: boolean) => (met ? 'met' : 'MISSED');
-const rows: string[][] = [];
-const failures: string[] = [];
-
-/** A row's failure after its baseline was measured: the row still shows the baseline. */
-class RowFailure extends Error {
-  readonly baseline: string;
-  constructor(message: string, baseline: string, options?: ErrorOptions) {
-    super(message, options);
-    this.baseline = baseline;
-  }
-}
-
-/** Runs one row's measurement; a failure becomes a FAILED row and an error under the table. */
-async function row(
-  measure: string,
-  unit: string,
-  target: string,
-  run: () => Promise<string[]>,
-): Promise<void> {
-  try {
-    rows.push([measure, unit, ...(await run())]);
-  } catch (error) {
-    failures.push(`${measure}: ${error instanceof Error ? error.message : String(error)}`);
-    rows.push([
-      measure,
-      unit,
-      'FAILED',
-      error instanceof RowFailure ? error.baseline : '',
-      '',
-      `${target} FAILED`,
-      `see error ${failures.length}`,
-    ]);
-  }
-}
-
-/** Starts the bare route's process; resolves with it, its base URL and its pid. */
-async function startBare(): Promise<Bare & { readonly child: ChildProcess }> {
-  const child = fork(new URL('./turns-bare.ts', import.meta.url), [], {
-    execArgv: ['--disable-warning=ExperimentalWarning'],
-    env: { ...process.env, REDIS_URL },
-  });
-  const [ready] = (await Promise.race([
-    once(child, 'message'),
-    once(child, 'exit').then(() => {
-      throw new Error('the bare route exited before it was ready');
-    }),
-  ])) as [BareReady];
-  if (child.pid === undefined) throw new Error('the bare route has no pid');
-  return { child, base: `http://127.0.0.1:${ready.port}`, pid: child.pid };
-}
-
-/**
- * Opens `count` sessions of a fresh install and a tail on each, TAIL_CHUNK at a time, each
- * from the cursor after `session.opened`.
- */
-async function sessionsWithTails(
-  deployment: Deployment,
-  client: TurnsClient,
-  count: number,
-): Promise<TurnTail[]> {
-  const { key } = await client.install();
-  const sessions = await client.openSessions(key, count);
-  deployment.track(sessions);
-  const tails: TurnTail[] = [];
-  try {
-    for (let i = 0; i < sessions.length; i += TAIL_CHUNK) {
-      const chunk = sessions.slice(i, i + TAIL_CHUNK).map((s) => TurnTail.open(client.base, s, 2));
-      tails.push(...(await Promise.all(chunk)));
-    }
-  } catch (error) {
-    for (const tail of tails) tail.close();
-    throw error;
-  }
-  return tails;
-}
-
-/** The bare route's process: where it listens, and its pid for its CPU time. */
-interface Bare {
-  readonly base: string;
-  readonly pid: number;
-}
-
-/** Part 1, one row: `load` sessions closed-loop, then the bare route with as many writers. */
-async function throughputRow(
-  deployment: Deployment,
-  client: TurnsClient,
-  bare: Bare,
-  load: number,
-): Promise<void> {
-  await row(
-    `records landed by turns, ${rate(load)} sessions closed-loop`,
-    'rec/s',
-    '>= 0.5',
-    async () => {
-      const tails = await sessionsWithTails(deployment, client, load);
-      const cpuBefore = await cpuSeconds(deployment.pid);
-      const usersCpuBefore = process.cpuUsage();
-      let turns: TurnThroughput | Error;
-      try {
-        turns = await closedLoopTurns(client, tails, LOOP_SECONDS);
-      } catch (error) {
-        turns = error instanceof Error ? error : new Error(String(error));
-      } finally {
-        for (const tail of tails) tail.close();
-      }
-      // Over the whole run, warm-up and drain included: CPU per record the tails saw.
-      const serviceCpu = (await cpuSeconds(deployment.pid)) - cpuBefore;
-      // This process: the writers and tails of the users, on the same two cores.
-      const usersUsed = process.cpuUsage(usersCpuBefore);
-      const usersCpu = (usersUsed.user + usersUsed.system) / 1e6;
-      const serviceRecords = tails.reduce((sum, tail) => sum + tail.records, 0);
-      deployment.check();
-      // The baseline runs even after a failure, so the error reads beside what it reached.
-      const bareCpuBefore = await cpuSeconds(bare.pid);
-      const plain = await bareThroughput(bare.base, load, BARE_SECONDS).catch((error: unknown) =>
-        error instanceof Error ? error : new Error(String(error)),
-      );
-      const bareCpu = (await cpuSeconds(bare.pid)) - bareCpuBefore;
-      if (turns instanceof Error) {
-        const baseline = plain instanceof Error ? '' : rate(plain.recordsPerSecond);
-        const also = plain instanceof Error ? `; the bare route failed too: ${plain.message}` : '';
-        throw new RowFailure(`${turns.message}${also}`, baseline, { cause: turns });
-      }
-      if (plain instanceof Error) throw plain;
-      const ratio = turns.recordsPerSecond / plain.recordsPerSecond;
-      const cpuPerRecord = (seconds: number, records: number) =>
-        ((seconds * 1000) / records).toFixed(3);
-      return [
-        rate(turns.recordsPerSecond),
-        rate(plain.recordsPerSecond),
-        ratio.toFixed(3),
-        `>= 0.5 ${verdict(ratio >= 0.5)}`,
-        `${turns.turnsPerSecond.toFixed(1)} turns/s, ${turns.recordsPerTurn.toFixed(2)} rec/turn; ` +
-          `send -> turn.ended p50 ${ms(quantile(turns.turnMs, 0.5))}, ` +
-          `p99 ${ms(quantile(turns.turnMs, 0.99))}, max ${ms(quantile(turns.turnMs, 1))} ms; ` +
-          `CPU ms/rec service ${cpuPerRecord(serviceCpu, serviceRecords)}, ` +
-          `users ${cpuPerRecord(usersCpu, serviceRecords)}, ` +
-          `bare ${cpuPerRecord(bareCpu, plain.records)}`,
-      ];
-    },
-  );
-}
+const results = new TurnRows();
 
 /** Part 2: two rows (p50, p99) from one paced run. */
 async function latencyRows(deployment: Deployment, client: TurnsClient): Promise<void> {
@@ -271,7 +119,7 @@ async function latencyRows(deployment: Deployment, client: TurnsClient): Promise
     [0.5, ''],
     [0.99, '< 20 ms'],
   ] as const) {
-    await row(`${label}, p${q * 100}`, 'ms', target, async () => {
+    await results.row(`${label}, p${q * 100}`, 'ms', target, async () => {
       const { ended, delivered, sent, loopP99, busy, server } = await run();
       const ours = quantile(ended, q);
       const base = quantile(delivered, q);
@@ -292,7 +140,7 @@ async function latencyRows(deployment: Deployment, client: TurnsClient): Promise
 /** Part 4: builds the session on the running service, stops it, and times the rebuilds. */
 async function replayRow(deployment: Deployment, client: TurnsClient): Promise<void> {
   let replay: Replay | undefined;
-  await row(
+  await results.row(
     `rebuild a session of ${rate(REPLAY_RECORDS)} records (saved state + replay)`,
     'ms',
     '< 100 ms',
@@ -315,7 +163,7 @@ async function replayRow(deployment: Deployment, client: TurnsClient): Promise<v
       ];
     },
   );
-  await row(`the same session replayed from cursor 1`, 'ms', '', () => {
+  await results.row(`the same session replayed from cursor 1`, 'ms', '', () => {
     if (replay === undefined) throw new Error('the session was not built');
     return Promise.resolve([
       ms(replay.replayMs),
@@ -347,7 +195,7 @@ async function firstDeployment(bare: Bare | undefined, deployment: Deployment): 
   try {
     for (const load of LOADS) {
       if (bare === undefined) throw new Error('the bare route is not running');
-      await throughputRow(deployment, client, bare, load);
+      await throughputRow(results, deployment, client, bare, load);
     }
     if (PARTS.has('latency')) await latencyRows(deployment, client);
     if (PARTS.has('replay')) await replayRow(deployment, client);
@@ -361,21 +209,26 @@ async function memoryDeployment(deployment: Deployment): Promise<void> {
   const base = await deployment.start();
   const client = new TurnsClient(base, deployment.operatorToken, 128);
   try {
-    await row(`RSS growth, ${rate(MEMORY_SESSIONS)} sessions`, 'MB', '< 200 MB', async () => {
-      const growth = await memoryGrowth(deployment, client, MEMORY_SESSIONS);
-      const mb = (bytes: number) => (bytes / MB).toFixed(1);
-      return [
-        mb(growth.ranTurns.retained),
-        mb(growth.opened.retained),
-        (growth.ranTurns.retained / growth.opened.retained).toFixed(2),
-        `< 200 MB ${verdict(growth.ranTurns.retained < 200 * MB)}`,
-        `retained after full GC, from ${mb(growth.start.retained)} MB (heap used ` +
-          `${mb(growth.start.heap)} MB, grew ${mb(growth.ranTurns.heap)} vs ` +
-          `${mb(growth.opened.heap)}); VmRSS as it stood ` +
-          `${mb(growth.ranTurns.standing)} vs ${mb(growth.opened.standing)}; opened in ` +
-          `${growth.openSeconds.toFixed(1)} s, one turn each in ${growth.turnSeconds.toFixed(1)} s`,
-      ];
-    });
+    await results.row(
+      `RSS growth, ${rate(MEMORY_SESSIONS)} sessions`,
+      'MB',
+      '< 200 MB',
+      async () => {
+        const growth = await memoryGrowth(deployment, client, MEMORY_SESSIONS);
+        const mb = (bytes: number) => (bytes / MB).toFixed(1);
+        return [
+          mb(growth.ranTurns.retained),
+          mb(growth.opened.retained),
+          (growth.ranTurns.retained / growth.opened.retained).toFixed(2),
+          `< 200 MB ${verdict(growth.ranTurns.retained < 200 * MB)}`,
+          `retained after full GC, from ${mb(growth.start.retained)} MB (heap used ` +
+            `${mb(growth.start.heap)} MB, grew ${mb(growth.ranTurns.heap)} vs ` +
+            `${mb(growth.opened.heap)}); VmRSS as it stood ` +
+            `${mb(growth.ranTurns.standing)} vs ${mb(growth.opened.standing)}; opened in ` +
+            `${growth.openSeconds.toFixed(1)} s, one turn each in ${growth.turnSeconds.toFixed(1)} s`,
+        ];
+      },
+    );
   } finally {
     client.close();
   }
@@ -390,14 +243,14 @@ process.once('SIGINT', () => {
     process.exit(130);
   });
 });
-const bare = LOADS.length > 0 ? await startBare() : undefined;
+const bare = LOADS.length > 0 ? await startBare(REDIS_URL) : undefined;
 try {
   if (LOADS.length > 0 || PARTS.has('latency') || PARTS.has('replay')) {
     await onDeployment((deployment) => firstDeployment(bare, deployment));
   }
   if (PARTS.has('memory')) await onDeployment(memoryDeployment);
 } catch (error) {
-  failures.push(
+  results.failures.push(
     `the run: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}`,
   );
 } finally {
@@ -411,7 +264,7 @@ console.log(
   '\nAgent turns on Redis (log) + PostgreSQL (control, work), simulated provider, NDJSON tails',
 );
 console.log(
-  table(['measure', 'unit', 'ours', 'baseline', 'ours/baseline', 'target', 'notes'], rows),
+  table(['measure', 'unit', 'ours', 'baseline', 'ours/baseline', 'target', 'notes'], results.rows),
 );
 console.log('baseline, records rows: the bare append route (Fastify + one Lua INCRBY/XADD per');
 console.log('  request, same Redis), as many closed-loop writers as sessions, one record each');
@@ -420,10 +273,12 @@ console.log('baseline, RSS row: the same sessions opened, before any ran a turn'
 console.log('baseline, replay rows: log.read of every record in the same pages, nothing applied');
 console.log(`load average at end: ${loadAverage()}`);
 console.log(`whole run: ${((performance.now() - began) / 1000).toFixed(1)} s`);
-if (failures.length > 0) {
-  failures.forEach((failure, i) => {
+if (results.failures.length > 0) {
+  results.failures.forEach((failure, i) => {
     console.error(`\nerror ${i + 1}, ${failure}`);
   });
-  console.error(`\nFAILED: ${failures.length} error(s); the table holds only what was measured`);
+  console.error(
+    `\nFAILED: ${results.failures.length} error(s); the table holds only what was measured`,
+  );
   process.exitCode = 1;
 }

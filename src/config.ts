@@ -73,7 +73,8 @@ export const configSchema = z.object({
   TAIL_LAG_TIMEOUT: optional(span).default(5_000),
   WS_PING_INTERVAL: optional(span).default(30_000),
   WS_PONG_TIMEOUT: optional(span).default(10_000),
-  // Issue 15 item 6: OpenTelemetry traces, off unless a collector is named.
+  // OpenTelemetry traces, off unless a collector is named: with none to receive them, no
+  // SDK is loaded and nothing is wrapped.
   OTEL_EXPORTER_OTLP_ENDPOINT: optional(url(['http:', 'https:'])),
   OTEL_SERVICE_NAME: optional(z.string().min(1)),
 });

@@ -1,6 +1,6 @@
 /**
- * The catalog of error codes (decisions rows 81 and 82, issue 15): every `code` a problem
- * body can carry, with the one HTTP status it answers and what it means to a client.
+ * The catalog of error codes (decisions rows 81 and 82): every `code` a problem body can
+ * carry, with the one HTTP status it answers and what it means to a client.
  *
  * The `ServiceError` subclasses of `src/errors.ts` take a code of this catalog whose status
  * is theirs, so a code outside it, or under the wrong category, does not typecheck; the

@@ -103,9 +103,9 @@ export const RETRY_AFTER_SECONDS = 1;
 
 /**
  * 503: the service's own stores do not answer (a lost connection, a refused one, a
- * timeout; issue 14 item 7). Nothing the request asked for is known to have happened:
- * the client tries again after `Retry-After` with the same `Idempotency-Key`, which lands
- * its record once however many tries reached the store.
+ * timeout). Nothing the request asked for is known to have happened: the client tries
+ * again after `Retry-After` with the same `Idempotency-Key`, which lands its record once
+ * however many tries reached the store.
  */
 export class Unavailable extends CategoryError<503> {
   constructor(code: CodeOf<503>, message: string, options: ServiceErrorOptions = {}) {

@@ -140,7 +140,7 @@ describe('configuration', () => {
     expect(parseConfig({ DATABASE_URL: '', PORT: '' }, '/').databaseUrl).toBeUndefined();
   });
 
-  it('traces only when OTEL_EXPORTER_OTLP_ENDPOINT names a collector (issue 15 item 6)', () => {
+  it('traces only when OTEL_EXPORTER_OTLP_ENDPOINT names a collector', () => {
     expect(parseConfig({}, '/').telemetry).toBeUndefined();
     const endpoint = 'http://collector:4318';
     expect(parseConfig({ OTEL_EXPORTER_OTLP_ENDPOINT: endpoint }, '/').telemetry).toEqual({

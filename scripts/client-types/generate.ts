@@ -1,8 +1,8 @@
 /**
- * The client's types (issue 16 item 1): `packages/client/src/openapi.ts` is what
- * openapi-typescript makes of the served document, formatted as the repository formats
- * TypeScript. `staleClientTypes` is the check `npm run check` runs: the committed file
- * must be exactly what the document makes now.
+ * The client's types: `packages/client/src/openapi.ts` is what openapi-typescript makes
+ * of the served document, formatted as the repository formats TypeScript.
+ * `staleClientTypes` is the check `npm run check` runs: the committed file must be
+ * exactly what the document makes now.
  */
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';

@@ -1,5 +1,5 @@
 /**
- * A server span per request (issue 15 item 6), when tracing is on (`src/telemetry/`).
+ * A server span per request, when tracing is on (`src/telemetry/`).
  *
  * The span starts in the first `onRequest` hook and ends in `onResponse`, when the
  * client goes away, or, for a WebSocket, when its connection closes. Its parent is the caller's trace when the request carries a valid

@@ -1,7 +1,7 @@
 /**
- * The steps that answer a model's calls (issue "Tool calls"): the authorizer's decision,
- * the deadline's timeout and the call of an extra tool over MCP, each landing its record
- * under its key as every step does (`steps.ts`).
+ * The steps that answer a model's calls: the authorizer's decision, the deadline's
+ * timeout and the call of an extra tool over MCP, each landing its record under its key
+ * as every step does (`steps.ts`).
  */
 import { gateClaims } from '../gate/gate.ts';
 import { canonicalJson } from '../sessions/canonical-json.ts';
@@ -24,10 +24,10 @@ async function argsOf(ctx: StepContext, cause: number, call: string): Promise<un
 }
 
 /**
- * Decides call `call` of the round (issue "Tool calls" item 1): `invoke.allowed` addressed
- * to its target, with the sealed arguments, the evidence, its deadline span, result limit
- * and the service's gate; or `invoke.denied` with the reason, the deciding item and the
- * evidence, which the model sees as an error result.
+ * Decides call `call` of the round: `invoke.allowed` addressed to its target, with the
+ * sealed arguments, the evidence, its deadline span, result limit and the service's gate;
+ * or `invoke.denied` with the reason, the deciding item and the evidence, which the model
+ * sees as an error result.
  */
 export async function authorize(ctx: StepContext, call: string, tool: string): Promise<void> {
   const { turn, round, cause } = ctx.state.context;

@@ -16,59 +16,15 @@
  * landing (so the planner always sees what it just landed). The state applies each record
  * once, whichever way it comes first.
  */
-import type { Clock } from '../clock.ts';
-import type { GateClaims } from '../gate/gate.ts';
-import type { ToolCallOutcome, ToolCallRequest } from '../connections/tool-calls.ts';
-import type { InferenceProvider } from '../inference/provider.ts';
-import type { Authorizer } from '../policy/authorizer.ts';
-import type { InferenceValue } from '../resources/types.ts';
-import type { LogStore } from '../storage/log-store.ts';
-import type { WorkStore } from '../storage/work-store.ts';
+import type { DriverDeps, DriverSession } from './driver-deps.ts';
 import { plan, type Step } from './plan.ts';
-import type { SessionState } from './session-state.ts';
 import { authorize, expire, perform } from './call-steps.ts';
-import {
-  infer,
-  landOwed,
-  requestCompaction,
-  summarize,
-  type StepContext,
-  type TurnEnded,
-} from './steps.ts';
+import { infer, landOwed, requestCompaction, summarize, type StepContext } from './steps.ts';
 import { SAVE_AT_REST, SAVE_WHILE_ACTIVE, saveState } from './state-snapshot.ts';
 import { checkpointDue, checkpointOnce, type CheckpointTarget } from './usage.ts';
-import type { WakeCounter } from './wake-counter.ts';
 
 /** The longest single timer of a sleep; a longer one is slept in pieces by the loop. */
 const MAX_NAP_MS = 2 ** 31 - 1;
-
-export interface DriverDeps {
-  readonly log: LogStore;
-  readonly work: WorkStore;
-  readonly clock: Clock;
-  /** Row 61: a session idle this long (ms) is archived. */
-  readonly idleArchiveMs: number;
-  /** How long (ms) the driver stays, lease held, after its last work (see `#loop`). */
-  readonly lingerMs: number;
-  /** The session's wakes in this process while the driver runs. */
-  readonly wakes: WakeCounter;
-  /** Row 61: archives the session as idle (through the session actor). */
-  archiveIdle(): Promise<void>;
-  /** Signs the gate of an allowed call. */
-  signGate(claims: GateClaims): Promise<string>;
-  /** Calls a tenant's extra tool over MCP (row 89). */
-  callTool(request: ToolCallRequest): Promise<ToolCallOutcome>;
-  readonly turnEnded: TurnEnded;
-}
-
-export interface DriverSession {
-  readonly state: SessionState;
-  readonly tenant: string;
-  readonly tenantKey: Buffer;
-  readonly option: InferenceValue;
-  readonly provider: InferenceProvider;
-  readonly authorizer: Authorizer;
-}
 
 /** Drives one session until it rests; answers the due-entry stamp it settled last. */
 export class SessionDriver {

@@ -1,6 +1,6 @@
 /**
- * The turn runtime of one process (decisions part C; issue "Agent turns" item 2): who
- * drives which session, when, and the turn state every reader shares.
+ * The turn runtime of one process (decisions part C): who drives which session, when, and
+ * the turn state every reader shares.
  *
  * One driver per session across processes. A driver runs only while its process holds the
  * session's lease in the work store (`LEASE_MS`, renewed at a third of it while it works);
@@ -18,15 +18,16 @@
  * message of a conversation finds it there. A wake that came after its last read of the
  * log (`WakeCounter`), or a mark from another process that could not take the lease,
  * starts the next driver as soon as it has left, instead of at the next sweep.
+ *
+ * A driver's run itself (its lease, the session's configuration, parking a session that
+ * cannot run) is `driver-runner.ts`; this file decides when one runs.
  */
 import { randomUUID } from 'node:crypto';
 import { tenantSealKey } from '../sessions/sealing.ts';
-import { sessionLease } from '../storage/work-store.ts';
 import { context, ROOT_CONTEXT } from '@opentelemetry/api';
-import { SessionDriver } from './driver.ts';
+import { DriverRunner } from './driver-runner.ts';
 import { DueMarks } from './due-marks.ts';
 import { LeaseKeeper } from './lease-keeper.ts';
-import { SessionConfigs } from './session-configs.ts';
 import type { SessionState } from './session-state.ts';
 import { restoreState } from './state-snapshot.ts';
 import { landEnded, type TurnEnded } from './steps.ts';
@@ -36,40 +37,17 @@ import type { TurnRuntimeOptions } from './runtime-options.ts';
 
 /** Sessions the sweep takes per pass. */
 const SWEEP_BATCH = 200;
-/** When a session without a usable inference option is looked at again. */
-const UNUSABLE_RETRY_MS = 60_000;
-/** Sessions without a usable option remembered at most (a bound, not a cache policy). */
-const UNUSABLE_REMEMBERED = 10_000;
-/**
- * A driver's stay after its last work: long enough that a busy conversation's next
- * message finds it still there (no lease, entry or tail to set up again), short enough
- * that an idle process soon holds no lease and no state. A 10 s stay measured no faster
- * in `npm run bench:turns` (a thousand closed-loop conversations come back within 2 s)
- * and held about 50 MB more with 10,000 sessions just run. Its lease is renewed with all
- * the others of the process in one statement (`lease-keeper.ts`).
- */
-export const DEFAULT_LINGER_MS = 2_000;
-
 /** Drives the turns of the sessions this process holds leases for. */
 export class TurnRuntime {
   readonly #options: TurnRuntimeOptions;
   /** This process's lease holder name. */
   readonly holder = `turns:${randomUUID()}`;
   readonly #drivers = new Map<string, Promise<void>>();
-  /** The drivers running here, for nudges. */
-  readonly #running = new Map<string, SessionDriver>();
   /** The wakes of each session whose driver runs here (see `WakeCounter`). */
   readonly #wakes = new Map<string, WakeCounter>();
-  /**
-   * Sessions a driver here found without a usable inference option (a build without the
-   * option's provider, such as a log-only deployment), until when: their messages are left
-   * to the sweep (each one's mark makes it due now), so a busy session costs one driver
-   * start per sweep instead of a lease, a log read and a due update per message.
-   */
-  readonly #unusable = new Map<string, number>();
-  readonly #configs: SessionConfigs;
   readonly #states: StateCache;
   readonly #leases: LeaseKeeper;
+  readonly #runner: DriverRunner;
   readonly #marks: DueMarks;
   readonly #closing = new AbortController();
   readonly #turnEnded: TurnEnded;
@@ -79,9 +57,14 @@ export class TurnRuntime {
     this.#options = options;
     this.#turnEnded = options.turnEnded ?? (() => undefined);
     this.#states = new StateCache((id) => this.#newState(id));
-    this.#configs = new SessionConfigs(options);
     this.#marks = new DueMarks(options.work);
     this.#leases = new LeaseKeeper(options.work, this.holder, options.clock, options.leaseMs);
+    this.#runner = new DriverRunner({
+      options,
+      states: this.#states,
+      leases: this.#leases,
+      turnEnded: this.#turnEnded,
+    });
   }
 
   /** Starts the sweep: once now (sessions left unfinished by a crash), then every `sweepMs`. */
@@ -110,12 +93,8 @@ export class TurnRuntime {
    */
   landed(session: string): void {
     // A session found without a usable option waits for the sweep, which its mark has
-    // made it due for, rather than costing a driver start per message (see `#unusable`).
-    const until = this.#unusable.get(session);
-    if (until !== undefined) {
-      if (until > this.#options.clock.now()) return;
-      this.#unusable.delete(session);
-    }
+    // made it due for, rather than costing a driver start per message.
+    if (this.#runner.leftToSweep(session)) return;
     this.#start(session, true);
   }
 
@@ -139,7 +118,7 @@ export class TurnRuntime {
     const wakes = this.#wakes.get(session);
     if (wakes !== undefined) {
       wakes.wake();
-      this.#running.get(session)?.nudge();
+      this.#runner.nudge(session);
       return;
     }
     const counter = new WakeCounter();
@@ -161,7 +140,7 @@ export class TurnRuntime {
   async #driveOnce(session: string, wakes: WakeCounter, landed: boolean): Promise<void> {
     let settled: number | null | undefined;
     try {
-      settled = await this.#drive(session, wakes);
+      settled = await this.#runner.drive(session, wakes);
     } catch (error) {
       this.#options.logger.warn({ err: error, session }, 'turn driver failed; the sweep retries');
     } finally {
@@ -242,70 +221,6 @@ export class TurnRuntime {
     this.#leases.abortAll();
     clearInterval(this.#timer);
     await Promise.allSettled([...this.#drivers.values()]);
-  }
-
-  /** Drives `session` under its lease; answers the stamp it settled, undefined without the lease. */
-  async #drive(session: string, wakes: WakeCounter): Promise<number | null | undefined> {
-    const name = sessionLease(session);
-    const lease = await this.#leases.take(name);
-    if (lease === null) return undefined;
-    try {
-      return await this.#run(session, wakes, lease.signal);
-    } finally {
-      await this.#leases.release(name, lease);
-    }
-  }
-
-  async #run(session: string, wakes: WakeCounter, signal: AbortSignal): Promise<number | null> {
-    const { directory, clock, logger } = this.#options;
-    const row = await directory.get(session);
-    const state = await this.#states.get(session);
-    // A session the directory forgot (its install was deleted) has nothing left to drive.
-    if (row === null || state === null) return this.#park(session, null);
-    await state.catchUp(this.#options.log);
-    const ready = await this.#configs.forDriver(row.value, state);
-    if (ready === 'no_option') {
-      // The option was deleted or names a provider this build lacks: look again later
-      // (PUT /inferences: installs follow a replaced option) rather than at every sweep.
-      logger.warn({ session }, 'the session has no usable inference option; retrying in a minute');
-      if (this.#unusable.size >= UNUSABLE_REMEMBERED) this.#unusable.clear();
-      this.#unusable.set(session, clock.now() + UNUSABLE_RETRY_MS);
-      return this.#park(session, clock.now() + UNUSABLE_RETRY_MS);
-    }
-    if (ready === 'no_configuration') {
-      logger.warn({ session }, 'the session has no pinned configuration');
-      return this.#park(session, null);
-    }
-    const driver = new SessionDriver(
-      {
-        log: this.#options.log,
-        work: this.#options.work,
-        clock,
-        idleArchiveMs: this.#options.idleArchiveMs,
-        lingerMs: this.#options.lingerMs ?? DEFAULT_LINGER_MS,
-        wakes,
-        archiveIdle: () => this.#options.archiveIdle(row.value),
-        signGate: (claims) => this.#options.signGate(claims),
-        callTool: (request) => this.#options.callTool(request),
-        turnEnded: this.#turnEnded,
-      },
-      ready,
-      signal,
-    );
-    this.#running.set(session, driver);
-    try {
-      return await driver.run();
-    } finally {
-      this.#running.delete(session);
-      // An ended session has nothing left to drive: its state is not kept for a next turn.
-      if (state.phase === 'ended') this.#states.drop(session);
-    }
-  }
-
-  /** Moves the session's due entry to `next` (null: drops it); answers the stamp it settled. */
-  async #park(session: string, next: number | null): Promise<number | null> {
-    const stamp = (await this.#options.work.dueEntry(session))?.stamp ?? 0;
-    return (await this.#options.work.settleDue(session, stamp, next)) ? stamp : null;
   }
 
   async #newState(session: string): Promise<SessionState | null> {

@@ -12,7 +12,7 @@ import type { SessionConfigValue, SessionValue } from '../resources/types.ts';
 import type { SessionDirectory } from '../sessions/directory.ts';
 import { tenantSealKey } from '../sessions/sealing.ts';
 import type { ControlStore } from '../storage/control-store.ts';
-import type { DriverSession } from './driver.ts';
+import type { DriverSession } from './driver-deps.ts';
 import type { SessionState } from './session-state.ts';
 import { sessionAuthorizer } from './tools.ts';
 

@@ -1,10 +1,10 @@
 /**
- * The tools a session's model may call, as the authorizer decides them (issue "Tool
- * calls" item 1): the vendor's tools of the document pinned at open (§3.5), and each
- * extra tool as `<connection>__<tool>` (row 27) with the input schema of the connection's
- * catalog, which session start checked against the live server (row 47). Each tool's
- * deadline span and result limit come from where it is stated: the vendor tool (2.5) or
- * the connection (2.12), null meaning 60 s and 64 KiB (rows 17, 18).
+ * The tools a session's model may call, as the authorizer decides them: the vendor's
+ * tools of the document pinned at open (§3.5), and each extra tool as
+ * `<connection>__<tool>` (row 27) with the input schema of the connection's catalog,
+ * which session start checked against the live server (row 47). Each tool's deadline span
+ * and result limit come from where it is stated: the vendor tool (2.5) or the connection
+ * (2.12), null meaning 60 s and 64 KiB (rows 17, 18).
  *
  * The tenant's policies compile against this surface once per driver run. A policy whose
  * tool left the surface (a connection unlinked since) cannot hold any call, so it is

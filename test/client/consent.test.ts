@@ -1,5 +1,5 @@
 /**
- * Issue 16 item 3: waiting for consent with RFC 8628 polling against the real service.
+ * Waiting for consent with RFC 8628 polling against the real service.
  * The service runs on a manual clock, and the client's wait between polls advances that
  * clock (the `sleep` option), so the service sees each poll exactly as late as the client
  * waited: the interval, `slow_down` adding five seconds, a consent through the real

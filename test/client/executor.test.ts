@@ -1,5 +1,5 @@
 /**
- * Issue 16 item 6: the executor helper against the real service (embedded default, the
+ * The executor helper against the real service (embedded default, the
  * simulated model): it mints its token from its key, follows its face, verifies each
  * gate against the JWKS, claims, runs the handler and completes a turn with two calls;
  * stopped right after its first claim and run again from the cursor it reported, it

@@ -1,5 +1,5 @@
 /**
- * Issue 16 item 5: a tail ends at its token's expiry (the service's last line
+ * A tail ends at its token's expiry (the service's last line
  * `Err token_expired`, decisions row 68) instead of reconnecting, over both transports.
  * The service runs on a manual clock set just before the token lapses.
  */

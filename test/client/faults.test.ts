@@ -1,5 +1,5 @@
 /**
- * Issue 16, done-when: against the real service (embedded default) and a loopback TCP
+ * The client across lost connections, against the real service (embedded default) and a loopback TCP
  * proxy between the client and the service that the test cuts (`tcp-proxy.ts`), a tail
  * whose connection is cut three times mid-stream delivers every record exactly once and
  * in order, and an append whose first answer is lost lands once.

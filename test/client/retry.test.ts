@@ -1,5 +1,5 @@
 /**
- * Issue 16 item 2 against the real service's rate limits (`src/http/rate-limit.ts`): a
+ * Retries against the real service's rate limits (`src/http/rate-limit.ts`): a
  * 429 is retried after its `Retry-After`, a bounded number of times; no other refusal is
  * ever sent twice. The client's `fetch` is wrapped only to watch what goes over the wire.
  */

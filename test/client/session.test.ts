@@ -1,5 +1,5 @@
 /**
- * Issue 16 items 2, 4 and 5 against the real service (embedded default): the client
+ * The client against the real service (embedded default): it
  * opens sessions and mints tokens, appends with an Idempotency-Key, tails over NDJSON and
  * WebSocket to `to` and to `session.archived`, and every refusal is one `ServiceProblem`.
  */

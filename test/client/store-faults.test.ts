@@ -1,7 +1,7 @@
 /**
- * Issue 16 items 2 and 4 on the service's own 503: the log store (Redis, behind a proxy
+ * Safe retries on the service's own 503: the log store (Redis, behind a proxy
  * the test mutes) runs an append and its answer is lost, so the service answers 503 with
- * `Retry-After` (issue 14 item 7). The client retries after it with the same
+ * `Retry-After`. The client retries after it with the same
  * Idempotency-Key, and the record is in the log once, at the cursor it is answered.
  */
 import { createClient, type Fetch } from '@agent-session-service/client';

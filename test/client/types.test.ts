@@ -1,5 +1,5 @@
 /**
- * Issue 16 item 1: the client's types are generated from the served document, and the
+ * The client's types are generated from the served document, and the
  * check `npm run check` runs (`npm run client:types:check`) fails when a route's schema
  * changes without regeneration.
  */

@@ -1,9 +1,8 @@
 /**
- * Docs name files that exist (issue 15 item 3). Every file a document names, in code
- * spans (`src/app.ts`, `pacer.ts`) or as a link target, must be in the repository: a
- * path by its path from the root (or from the document's folder), a bare file name by
- * some file of that name. The source's comments are held to it too, for the paths they
- * spell out from the root.
+ * Docs name files that exist. Every file a document names, in code spans (`src/app.ts`,
+ * `pacer.ts`) or as a link target, must be in the repository: a path by its path from the
+ * root (or from the document's folder), a bare file name by some file of that name. The
+ * source's comments are held to it too, for the paths they spell out from the root.
  */
 import { readdir, readFile } from 'node:fs/promises';
 import path from 'node:path';

@@ -1,7 +1,7 @@
 /**
- * One catalog of error codes (issue 15): `src/error-codes.ts` names every code a caller can
- * meet, with its status. The error classes take only catalog codes of their status, so the
- * type checker refuses a new code at a throw; this file refuses the ways around it.
+ * One catalog of error codes: `src/error-codes.ts` names every code a caller can meet,
+ * with its status. The error classes take only catalog codes of their status, so the type
+ * checker refuses a new code at a throw; this file refuses the ways around it.
  *
  * - A code written as a literal anywhere in src (a `code:` member, a comparison with a
  *   `.code`, the first argument of a `new` of an error class) is a catalog code, unless it
@@ -153,7 +153,7 @@ function errorClasses(files: readonly { file: string; text: string }[]): Set<str
   return classes;
 }
 
-describe('the catalog of error codes (issue 15)', () => {
+describe('the catalog of error codes', () => {
   it('gives every code a status of the documented categories and a meaning', () => {
     const statuses = new Set([400, 401, 403, 404, 409, 413, 415, 429, 500, 502, 503]);
     for (const code of ERROR_CODE_NAMES) {

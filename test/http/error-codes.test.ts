@@ -1,8 +1,8 @@
 /**
- * The catalog of error codes is the OpenAPI document's (issue 15): `GET /openapi.json`
- * lists every code of `src/error-codes.ts` with its status and meaning, each documented
- * problem answer names the codes of its status, and the service answers a code at the
- * status the catalog gives it.
+ * The catalog of error codes is the OpenAPI document's: `GET /openapi.json` lists every
+ * code of `src/error-codes.ts` with its status and meaning, each documented problem
+ * answer names the codes of its status, and the service answers a code at the status the
+ * catalog gives it.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ERROR_CODES, ERROR_CODE_NAMES, statusOf, type ErrorCode } from '../../src/error-codes.ts';

@@ -1,8 +1,8 @@
 /**
- * The reference page's examples are there and right (issue 15 item 3): the served
- * document has one component per schema and none unreferenced, cites no document a client
- * lacks, and has an example for every request and answer body and every parameter a
- * request needs, each fitting its schema. `openapi-story.test.ts` sends them.
+ * The reference page's examples are there and right: the served document has one
+ * component per schema and none unreferenced, cites no document a client lacks, and has
+ * an example for every request and answer body and every parameter a request needs, each
+ * fitting its schema. `openapi-story.test.ts` sends them.
  */
 import { Validator } from '@seriousme/openapi-schema-validator';
 import { Ajv2020 } from 'ajv/dist/2020.js';

@@ -1,10 +1,10 @@
 /**
- * The reference page's examples work as shipped (issue 15 item 3): every request example
- * of the served document, sent to a running service in the order of the story they tell,
- * answers 2xx, and every answer fits the document. Only what the story made and a reader
- * would fill in is put into the examples: path ids, credentials, the MCP server's address
- * (here one on loopback) and the executor's public key (its private half signs the
- * executor's assertion).
+ * The reference page's examples work as shipped: every request example of the served
+ * document, sent to a running service in the order of the story they tell, answers 2xx,
+ * and every answer fits the document. Only what the story made and a reader would fill in
+ * is put into the examples: path ids, credentials, the MCP server's address (here one on
+ * loopback) and the executor's public key (its private half signs the executor's
+ * assertion).
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startEverything, type EverythingServer } from '../mcp/peers/everything.ts';

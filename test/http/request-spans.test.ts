@@ -1,8 +1,8 @@
 /**
- * The request span hooks (`src/http/request-spans.ts`, issue 15 item 6) on a bare Fastify
- * app with probe routes, with the SDK's in-memory exporter: one server span per request,
- * named by route template, active through body parsing and the handler, continuing a
- * caller's `traceparent`, and marked as an error on a 5xx answer only.
+ * The request span hooks (`src/http/request-spans.ts`) on a bare Fastify app with probe
+ * routes, with the SDK's in-memory exporter: one server span per request, named by route
+ * template, active through body parsing and the handler, continuing a caller's
+ * `traceparent`, and marked as an error on a 5xx answer only.
  */
 import { context, propagation, trace } from '@opentelemetry/api';
 import { AsyncLocalStorageContextManager } from '@opentelemetry/context-async-hooks';

@@ -1,9 +1,9 @@
 /**
- * The span-making stores (`src/telemetry/traced-*.ts`, issue 15 item 6) are the stores
- * they wrap: the log and control store conformance suites run against them over SQLite, with every call
- * made inside a span (as a request's are), so each goes through the wrapper's span path.
- * The spans the suites caused are then checked: named by port and verb, under their
- * parent, naming the backend, and holding no stream id, resource id or secret.
+ * The span-making stores (`src/telemetry/traced-*.ts`) are the stores they wrap: the log
+ * and control store conformance suites run against them over SQLite, with every call made
+ * inside a span (as a request's are), so each goes through the wrapper's span path. The
+ * spans the suites caused are then checked: named by port and verb, under their parent,
+ * naming the backend, and holding no stream id, resource id or secret.
  */
 import { randomBytes } from 'node:crypto';
 import { mkdtemp, readdir, readFile, rm } from 'node:fs/promises';

@@ -1,7 +1,7 @@
 /**
- * Issue 15 item 6: OpenTelemetry traces of a request through the store. The service runs
- * as users run it (`node src/main.ts`) with `OTEL_EXPORTER_OTLP_ENDPOINT` naming a small
- * OTLP/HTTP receiver on loopback (the exporter sends JSON); a caller appends with a W3C
+ * OpenTelemetry traces of a request through the store. The service runs as users run it
+ * (`node src/main.ts`) with `OTEL_EXPORTER_OTLP_ENDPOINT` naming a small OTLP/HTTP
+ * receiver on loopback (the exporter sends JSON); a caller appends with a W3C
  * `traceparent`; after SIGTERM the receiver holds the request's server span, continuing
  * the caller's trace, with the store spans under it, and no credential anywhere in what
  * was exported. Without the setting the process loads no SDK module at all.

@@ -1,9 +1,8 @@
 /**
- * The authorizer at run time (issue "Tool calls" items 1 and 5, row 58): every call of a
- * model.output is decided in order over HTTP, through a real install whose consent sets
- * the tenant's policies, in sessions opened with and without an executor. What the
- * principal's face shows, and what the owner's opened audit shows once the session is
- * archived, are both checked.
+ * The authorizer at run time (decisions row 58): every call of a model.output is decided
+ * in order over HTTP, through a real install whose consent sets the tenant's policies, in
+ * sessions opened with and without an executor. What the principal's face shows, and what
+ * the owner's opened audit shows once the session is archived, are both checked.
  */
 import { generateKeyPairSync } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';

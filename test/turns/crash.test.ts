@@ -1,10 +1,10 @@
 /**
- * Turns survive the process (issue "Agent turns", done-when 2): the real service in a
- * child process is killed with SIGKILL in the middle of a slow inference and in the middle
- * of a retry's backoff, then started again on the same data; and with two processes on
- * shared PostgreSQL and Redis, the driving one is killed and the other finishes the turn.
- * Every log is checked for steps landed twice (one record per idem key, one `turn.ended`
- * per `turn.started`).
+ * Turns survive the process, since a turn's state is its log and its timers are durable:
+ * the real service in a child process is killed with SIGKILL in the middle of a slow
+ * inference and in the middle of a retry's backoff, then started again on the same data;
+ * and with two processes on shared PostgreSQL and Redis, the driving one is killed and
+ * the other finishes the turn. Every log is checked for steps landed twice (one record
+ * per idem key, one `turn.ended` per `turn.started`).
  */
 import { randomBytes } from 'node:crypto';
 import { mkdtemp, rm } from 'node:fs/promises';

@@ -1,10 +1,10 @@
 /**
- * Executors (issue "Tool calls" items 3 to 5; decisions rows 57, 65, 66, part D), over
- * real HTTP the way a vendor's executor works: it registers its key at session open,
- * exchanges a signed assertion for its token, reads its face of the log (the call's plain
- * arguments and a gate that verifies against the JWKS), claims the call, completes it
- * once under the grant, and the model answers from the result. The principal never sees
- * the arguments or the result; the owner's opened audit of the archived session does.
+ * Executors (decisions rows 57, 65, 66, part D), over real HTTP the way a vendor's
+ * executor works: it registers its key at session open, exchanges a signed assertion for
+ * its token, reads its face of the log (the call's plain arguments and a gate that
+ * verifies against the JWKS), claims the call, completes it once under the grant, and the
+ * model answers from the result. The principal never sees the arguments or the result;
+ * the owner's opened audit of the archived session does.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { verifyGate } from '../../src/gate/gate.ts';

@@ -1,9 +1,9 @@
 /**
- * Extra tools (issue "Tool calls" item 6; decisions row 89): a tenant links a real MCP
- * server (server-everything on loopback, allowed through the egress guard by the test
- * app's EGRESS_ALLOW), consents to its `echo` as an extra tool, and the service calls it
- * itself as `service:mcp` when the model asks. With the server stopped the call completes
- * `ok: false` and the turn still ends. Usage counts the calls under the model-visible name.
+ * Extra tools (decisions row 89): a tenant links a real MCP server (server-everything on
+ * loopback, allowed through the egress guard by the test app's EGRESS_ALLOW), consents to
+ * its `echo` as an extra tool, and the service calls it itself as `service:mcp` when the
+ * model asks. With the server stopped the call completes `ok: false` and the turn still
+ * ends. Usage counts the calls under the model-visible name.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startEverything, type EverythingServer } from '../mcp/peers/everything.ts';

@@ -1,9 +1,9 @@
 /**
- * The runtime's durable timers that users see without a crash (issue "Agent turns",
- * items 0 and 7): a session no one writes to, and one whose last turn ended, are archived
- * as idle after SESSION_IDLE_ARCHIVE; a live session's day is counted into usage at
- * 00:00 UTC without archiving it. The clock is the service's own (an offset the test
- * moves forward); every call goes over HTTP.
+ * The runtime's durable timers that users see without a crash (decisions rows 53 and 61):
+ * a session no one writes to, and one whose last turn ended, are archived as idle after
+ * SESSION_IDLE_ARCHIVE; a live session's day is counted into usage at 00:00 UTC without
+ * archiving it. The clock is the service's own (an offset the test moves forward); every
+ * call goes over HTTP.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Clock } from '../../src/clock.ts';

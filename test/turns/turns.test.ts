@@ -1,9 +1,9 @@
 /**
- * Agent turns over real HTTP, the way users run them (issue "Agent turns", done-when 1):
- * on the embedded default (SQLite), on PostgreSQL, and on Redis + PostgreSQL, an install
- * made by proposal and consent opens a session, a principal sends messages, and the
- * service lands each step of the turn; everything is read back through the principal's
- * tail, status and usage.
+ * Agent turns over real HTTP, the way users run them, on every backend a deployment may
+ * pick: on the embedded default (SQLite), on PostgreSQL, and on Redis + PostgreSQL, an
+ * install made by proposal and consent opens a session, a principal sends messages, and
+ * the service lands each step of the turn; everything is read back through the
+ * principal's tail, status and usage.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestApp, type TestApp, type TestAppOptions } from '../support/app.ts';

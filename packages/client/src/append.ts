@@ -1,5 +1,5 @@
 /**
- * Appends that are safe to retry (issue 16 item 4; decisions row 9). Every batch is sent
+ * Appends that are safe to retry (decisions row 9). Every batch is sent
  * with an `Idempotency-Key`; when an attempt times out or its connection is lost, the
  * batch is sent again with the same key, so the service answers the envelopes of the
  * batch that landed instead of landing it twice. A refusal is never resent.

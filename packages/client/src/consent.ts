@@ -1,5 +1,5 @@
 /**
- * Waiting for consent (issue 16 item 3; RFC 8628 §3.4 and §3.5, decisions row 30): the
+ * Waiting for consent (RFC 8628 §3.4 and §3.5, decisions row 30): the
  * vendor polls `POST /consent/token` with its poll secret, at most once every `interval`
  * ms. `authorization_pending` waits and polls again, `slow_down` adds five seconds to the
  * interval for every later poll, `expired_token` (the proposal lapsed) and

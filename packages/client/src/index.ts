@@ -1,6 +1,6 @@
 /**
  * `@agent-session-service/client`: a typed client of the agent session service for
- * vendors, executors and dashboards (issue 16). Fetch and WebSocket only: it runs in
+ * vendors, executors and dashboards. Fetch and WebSocket only: it runs in
  * browsers and in Node 24.
  */
 export {

@@ -1,5 +1,5 @@
 /**
- * Tails as async iterables (issue 16 item 5). A tail yields each landed record once, in
+ * Tails as async iterables. A tail yields each landed record once, in
  * cursor order, and survives any disconnect: it reconnects from one past the last cursor
  * it yielded (so nothing is missed and nothing repeats), and after the service's own
  * `reader_lagging`, `service_stopping` or `read_failed` from the cursor the service names.

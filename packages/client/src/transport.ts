@@ -1,5 +1,5 @@
 /**
- * The one way the client reaches the service (issue 16 item 2): a `fetch` that retries
+ * The one way the client reaches the service: a `fetch` that retries
  * 429 and 503 after `Retry-After` with a bounded exponential backoff, never anything
  * else, and turns every other answer outside 2xx into a `ServiceProblem`. Only `fetch`,
  * so it runs in browsers and in Node alike.

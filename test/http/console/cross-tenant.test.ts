@@ -213,7 +213,7 @@ describe('a console token for tenant A', () => {
 
   it("never reads or changes tenant B's resources on any console route", async () => {
     const routes = consoleRoutes();
-    // The routes of this issue are all there; others join the sweep as they are added.
+    // The routes below must all be there; routes added later join the sweep by themselves.
     const listed = new Set(routes.map((route) => `${route.method} ${route.template}`));
     for (const route of [
       'PUT /console/tenant',
@@ -250,7 +250,7 @@ describe('a console token for tenant A', () => {
     for (const text of client.texts) expect(text).not.toContain(bSecretValue);
     expect(harness.logs.text()).not.toContain(bSecretValue);
 
-    // The answers of this issue's routes, one by one.
+    // The answers of the routes listed above, one by one.
     const at = (label: string): Answer => {
       const answer = answers.get(label);
       if (answer === undefined) throw new Error(`${label} was not swept`);

@@ -19,7 +19,7 @@ import { eventually, range, within } from '../../contracts/log-store-fixture.ts'
 import { createTestSchema } from './pg-schema.ts';
 
 const FIXTURE = fileURLToPath(new URL('./fixtures/append-on-cue.ts', import.meta.url));
-/** The bound, from the other process's acknowledgment to delivery here. */
+/** The bound a tail is held to, from the other process's acknowledgment to delivery here. */
 const WITHIN_MS = 50;
 const RECORDS = 5;
 

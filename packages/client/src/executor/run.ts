@@ -1,5 +1,5 @@
 /**
- * The executor helper (issue 16 item 6): follows its face of one session, and for every
+ * The executor helper: follows its face of one session, and for every
  * `invoke.allowed` addressed to it verifies the gate against the service's JWKS, claims
  * the call (2.17), runs the handler and completes the call under the grant. The cursor it
  * reports moves past a call only once the call needs nothing more from it, so an executor

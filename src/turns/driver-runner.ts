@@ -1,0 +1,147 @@
+/**
+ * One driver run of a session in this process (`runtime.ts` decides when): it takes the
+ * session's lease, readies the session (its pinned configuration, inference option and
+ * provider, `session-configs.ts`), runs a `SessionDriver` until the session rests, and
+ * releases the lease. A session that cannot run is parked: its due entry moves to when it
+ * is worth a look again (a session without a usable inference option), or is dropped (a
+ * session the directory forgot, or one without a pinned configuration).
+ */
+import { sessionLease } from '../storage/work-store.ts';
+import { SessionDriver } from './driver.ts';
+import type { LeaseKeeper } from './lease-keeper.ts';
+import type { TurnRuntimeOptions } from './runtime-options.ts';
+import { SessionConfigs } from './session-configs.ts';
+import type { StateCache } from './state-cache.ts';
+import type { TurnEnded } from './steps.ts';
+import type { WakeCounter } from './wake-counter.ts';
+
+/** When a session without a usable inference option is looked at again. */
+const UNUSABLE_RETRY_MS = 60_000;
+/** Sessions without a usable option remembered at most (a bound, not a cache policy). */
+const UNUSABLE_REMEMBERED = 10_000;
+/**
+ * A driver's stay after its last work: long enough that a busy conversation's next
+ * message finds it still there (no lease, entry or tail to set up again), short enough
+ * that an idle process soon holds no lease and no state. A 10 s stay measured no faster
+ * in `npm run bench:turns` (a thousand closed-loop conversations come back within 2 s)
+ * and held about 50 MB more with 10,000 sessions just run. Its lease is renewed with all
+ * the others of the process in one statement (`lease-keeper.ts`).
+ */
+export const DEFAULT_LINGER_MS = 2_000;
+
+/** What a runner shares with the runtime that owns it. */
+export interface DriverRunnerDeps {
+  readonly options: TurnRuntimeOptions;
+  /** The process's turn states, which status reads and archives share. */
+  readonly states: StateCache;
+  /** The process's leases, renewed together. */
+  readonly leases: LeaseKeeper;
+  readonly turnEnded: TurnEnded;
+}
+
+/** Runs the drivers of this process, one run per call of `drive`. */
+export class DriverRunner {
+  readonly #options: TurnRuntimeOptions;
+  readonly #states: StateCache;
+  readonly #leases: LeaseKeeper;
+  readonly #turnEnded: TurnEnded;
+  readonly #configs: SessionConfigs;
+  /** The drivers running here, for nudges. */
+  readonly #running = new Map<string, SessionDriver>();
+  /**
+   * Sessions a driver here found without a usable inference option (a build without the
+   * option's provider, such as a log-only deployment), until when: their messages are left
+   * to the sweep (each one's mark makes it due now), so a busy session costs one driver
+   * start per sweep instead of a lease, a log read and a due update per message.
+   */
+  readonly #unusable = new Map<string, number>();
+
+  constructor(deps: DriverRunnerDeps) {
+    this.#options = deps.options;
+    this.#states = deps.states;
+    this.#leases = deps.leases;
+    this.#turnEnded = deps.turnEnded;
+    this.#configs = new SessionConfigs(deps.options);
+  }
+
+  /**
+   * Whether `session` was found without a usable option and is left to the sweep for now
+   * (see `#unusable`); once that time has passed it is forgotten and runs again.
+   */
+  leftToSweep(session: string): boolean {
+    const until = this.#unusable.get(session);
+    if (until === undefined) return false;
+    if (until > this.#options.clock.now()) return true;
+    this.#unusable.delete(session);
+    return false;
+  }
+
+  /** Tells the driver of `session` running here, if any, to read the log and replan. */
+  nudge(session: string): void {
+    this.#running.get(session)?.nudge();
+  }
+
+  /** Drives `session` under its lease; answers the stamp it settled, undefined without the lease. */
+  async drive(session: string, wakes: WakeCounter): Promise<number | null | undefined> {
+    const name = sessionLease(session);
+    const lease = await this.#leases.take(name);
+    if (lease === null) return undefined;
+    try {
+      return await this.#run(session, wakes, lease.signal);
+    } finally {
+      await this.#leases.release(name, lease);
+    }
+  }
+
+  async #run(session: string, wakes: WakeCounter, signal: AbortSignal): Promise<number | null> {
+    const { directory, clock, logger } = this.#options;
+    const row = await directory.get(session);
+    const state = await this.#states.get(session);
+    // A session the directory forgot (its install was deleted) has nothing left to drive.
+    if (row === null || state === null) return this.#park(session, null);
+    await state.catchUp(this.#options.log);
+    const ready = await this.#configs.forDriver(row.value, state);
+    if (ready === 'no_option') {
+      // The option was deleted or names a provider this build lacks: look again later
+      // (PUT /inferences: installs follow a replaced option) rather than at every sweep.
+      logger.warn({ session }, 'the session has no usable inference option; retrying in a minute');
+      if (this.#unusable.size >= UNUSABLE_REMEMBERED) this.#unusable.clear();
+      this.#unusable.set(session, clock.now() + UNUSABLE_RETRY_MS);
+      return this.#park(session, clock.now() + UNUSABLE_RETRY_MS);
+    }
+    if (ready === 'no_configuration') {
+      logger.warn({ session }, 'the session has no pinned configuration');
+      return this.#park(session, null);
+    }
+    const driver = new SessionDriver(
+      {
+        log: this.#options.log,
+        work: this.#options.work,
+        clock,
+        idleArchiveMs: this.#options.idleArchiveMs,
+        lingerMs: this.#options.lingerMs ?? DEFAULT_LINGER_MS,
+        wakes,
+        archiveIdle: () => this.#options.archiveIdle(row.value),
+        signGate: (claims) => this.#options.signGate(claims),
+        callTool: (request) => this.#options.callTool(request),
+        turnEnded: this.#turnEnded,
+      },
+      ready,
+      signal,
+    );
+    this.#running.set(session, driver);
+    try {
+      return await driver.run();
+    } finally {
+      this.#running.delete(session);
+      // An ended session has nothing left to drive: its state is not kept for a next turn.
+      if (state.phase === 'ended') this.#states.drop(session);
+    }
+  }
+
+  /** Moves the session's due entry to `next` (null: drops it); answers the stamp it settled. */
+  async #park(session: string, next: number | null): Promise<number | null> {
+    const stamp = (await this.#options.work.dueEntry(session))?.stamp ?? 0;
+    return (await this.#options.work.settleDue(session, stamp, next)) ? stamp : null;
+  }
+}
