@@ -34,7 +34,13 @@ const PageSignIn = (() => {
     });
     const data = await response.json().catch(() => null);
     if (response.status !== 200) {
-      throw new Error(data?.message ?? `The service refused the sign-in (${response.status}).`);
+      const error = new Error(
+        data?.message ?? `The service refused the sign-in (${response.status}).`,
+      );
+      // The problem's field and status, so a page can show the error beside its cause.
+      error.field = data?.field ?? null;
+      error.status = response.status;
+      throw error;
     }
     return data.token;
   }

@@ -1,0 +1,43 @@
+/* A machine's chart on the console, live: the SVG `npm run statecharts` generates from the
+ * machine itself (docs/statecharts, served as `/console/statecharts/{machine}`, so the page
+ * and the docs cannot differ), with the current state highlighted. Each state's box is a
+ * group `g[data-state=<path>]`; the highlight is a class the page's style draws. */
+/* global document, DOMParser, CSS, ConsoleApi */
+'use strict';
+
+// A top-level binding of a classic script: console.js reads it.
+// eslint-disable-next-line @typescript-eslint/no-unused-vars
+const ConsoleChart = (() => {
+  /**
+   * Draws machine `name` into `container` and answers its handle: `show(state)` highlights
+   * that state (null: none) and names it on the container (`data-state`).
+   */
+  async function draw(container, name) {
+    container.setAttribute('aria-busy', 'true');
+    const text = await ConsoleApi.chart(name);
+    container.removeAttribute('aria-busy');
+    if (text === null) {
+      container.textContent = `The ${name} chart cannot be read.`;
+      return { show: () => undefined };
+    }
+    const svg = new DOMParser().parseFromString(text, 'image/svg+xml').documentElement;
+    svg.removeAttribute('width');
+    svg.removeAttribute('height');
+    svg.setAttribute('role', 'img');
+    container.replaceChildren(document.importNode(svg, true));
+    const shown = container.firstElementChild;
+    return {
+      show(state) {
+        for (const group of shown.querySelectorAll('g.current')) group.classList.remove('current');
+        if (state === null) {
+          delete container.dataset.state;
+          return;
+        }
+        container.dataset.state = state;
+        shown.querySelector(`g[data-state="${CSS.escape(state)}"]`)?.classList.add('current');
+      },
+    };
+  }
+
+  return { draw };
+})();
