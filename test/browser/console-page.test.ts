@@ -88,8 +88,10 @@ async function openSession(principal = 'alice'): Promise<{ install: TestInstall 
  * A console page that fails the test on any script error or policy violation, keeps every
  * WebSocket it opens in `window.sockets` (for the test to cut), and logs every URL asked.
  */
-async function openConsole(): Promise<{ page: Page; problems: string[]; urls: string[] }> {
-  const page = await browser.newPage({ viewport: { width: 1280, height: 900 } });
+async function openConsole(
+  width = 1280,
+): Promise<{ page: Page; problems: string[]; urls: string[] }> {
+  const page = await browser.newPage({ viewport: { width, height: 900 } });
   const problems: string[] = [];
   const urls: string[] = [];
   page.on('pageerror', (error) => problems.push(error.message));
@@ -224,6 +226,37 @@ describe('the console', () => {
       String((before.at(-1) ?? 0) + 1),
     );
     await expect.poll(() => cursorsOn(page)).toEqual(await cursorsOf(opened));
+    expect(problems).toEqual([]);
+    await page.close();
+  });
+
+  it('shows a refused sign-in beside its field, and a session page that fits 390 px', async () => {
+    const opened = await openSession('erin');
+    const { page, problems } = await openConsole(390);
+    const owner = opened.install.owner;
+    await page.getByRole('textbox', { name: 'Tenant' }).fill(owner.tenant);
+    await page.getByLabel('User').fill(owner.user);
+    await page.getByLabel('Operator token').fill('op_not-the-operator-token');
+    await page.getByRole('button', { name: 'Sign in with the operator token' }).click();
+    const refused = page.locator('[data-error-for="operator"]');
+    await refused.waitFor();
+    expect(await refused.textContent()).not.toBe('');
+    expect(await page.locator('#who').isVisible()).toBe(false);
+
+    await signIn(page, owner);
+    await page.goto(`${origin}/console#/sessions/${opened.session}`);
+    await page.locator('#session[data-tail="live"]').waitFor();
+    await page.locator('#turn-chart g.current').waitFor();
+    // Nothing wider than the screen: no sideways scrolling at 390 px.
+    expect(await page.evaluate<number>('document.documentElement.scrollWidth')).toBeLessThanOrEqual(
+      390,
+    );
+    // An empty message is refused beside the message box, and nothing is sent.
+    await page.getByRole('button', { name: 'Send' }).click();
+    expect(await page.locator('[data-error-for="message"]').textContent()).toBe(
+      'Write a message first.',
+    );
+    expect(await page.locator('#log .record').count()).toBe(1);
     expect(problems).toEqual([]);
     await page.close();
   });
