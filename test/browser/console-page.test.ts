@@ -261,7 +261,7 @@ describe('the console', () => {
     await page.close();
   });
 
-  it('shows a member no owner controls', async () => {
+  it('shows a member no owner controls, and the log from the plain audit', async () => {
     const opened = await openSession('dave');
     const [member] = await setMembers(harness, opened.install.owner, [
       { user: `m-${opened.session}`, role: 'member' },
@@ -274,6 +274,11 @@ describe('the console', () => {
     await page.locator('#owner-note').waitFor();
     expect(await page.locator('#compose').isVisible()).toBe(false);
     expect(await page.getByRole('button', { name: 'Send' }).count()).toBe(0);
+    // The member reads the plain audit instead of the tail, and follows it.
+    await page.locator('#log .record[data-kind="session.opened"]').waitFor();
+    await appendMessage(opened, 'seen by a member');
+    await page.locator('#log .record[data-kind="turn.ended"]').waitFor({ timeout: 10_000 });
+    await expect.poll(() => cursorsOn(page)).toEqual(await cursorsOf(opened));
     expect(problems).toEqual([]);
     await page.close();
   });

@@ -130,6 +130,26 @@ const ConsoleApi = (() => {
       call('POST', `sessions/${enc(session)}/events`, sessionToken, [
         record('turn.cancel', { turn }),
       ]),
+    /**
+     * `GET /console/sessions/{id}/events`: the plain audit (any member), every public
+     * record up to the head as it stood; answers `{status, records}`.
+     */
+    async audit(token, session) {
+      let response;
+      try {
+        response = await fetch(at(`console/sessions/${enc(session)}/events`), {
+          headers: { accept: 'application/jsonstream', authorization: `Bearer ${token}` },
+          cache: 'no-store',
+          credentials: 'omit',
+        });
+      } catch {
+        return { status: 0, records: [] };
+      }
+      if (response.status !== 200) return { status: response.status, records: [] };
+      const lines = (await response.text()).split('\n').filter((line) => line !== '');
+      const records = lines.map((line) => JSON.parse(line)).filter((line) => 'Ok' in line);
+      return { status: 200, records: records.map((line) => line.Ok) };
+    },
     /** The generated chart of machine `name`, as SVG text (null when it cannot be read). */
     async chart(name) {
       const response = await fetch(at(`console/statecharts/${enc(name)}`), { cache: 'no-store' });

@@ -1,5 +1,6 @@
 /* The console's session view: the live log over the WebSocket tail (records rendered by
- * ConsoleRecords, resumed from the last cursor after a dropped connection), the turn chart
+ * ConsoleRecords, resumed from the last cursor after a dropped connection; a member, who
+ * mints no session token, reads the plain audit again every few seconds), the turn chart
  * with the current phase highlighted as records arrive (`GET /sessions/{id}/status` after
  * each burst), and, for an owner, a message box and a cancel, written as `console:<user>`
  * with the session token `POST /console/sessions/{id}/token` mints. Plain browser
@@ -13,6 +14,8 @@ const ConsoleSession = (() => {
   const $ = (id) => document.getElementById(id);
   /** Records kept on the page: older ones leave the list, so memory stays bounded. */
   const KEEP = 2_000;
+  /** How often a member's view reads the audit again. */
+  const AUDIT_EVERY_MS = 2_000;
 
   /** Shows `message` beside the element named by `data-error-for=key`; '' clears it. */
   function fieldError(key, message) {
@@ -36,7 +39,7 @@ const ConsoleSession = (() => {
     $('session-id').textContent = id;
     $('log').replaceChildren();
     $('phase').textContent = '…';
-    $('tail-state').textContent = owner ? 'connecting' : 'closed';
+    $('tail-state').textContent = 'connecting';
     $('tail-next').textContent = '…';
     $('compose').hidden = !owner;
     $('owner-note').hidden = owner;
@@ -76,7 +79,31 @@ const ConsoleSession = (() => {
       log.append(ConsoleRecords.render(record));
       while (log.childElementCount > KEEP) log.firstElementChild.remove();
       $('tail-next').textContent = String(record.envelope.cursor + 1);
-      statusSoon();
+      if (owner) statusSoon();
+    }
+
+    /**
+     * A member mints no session token: the log comes from the plain audit instead, read
+     * again every few seconds (records already shown are skipped) until the session ends.
+     */
+    let next = 0;
+    async function follow() {
+      while (!closed) {
+        const answer = await ConsoleApi.audit(who.token, id);
+        if (closed) return;
+        if (answer.status === 401) return onExpired();
+        $('tail-state').textContent =
+          answer.status === 200 ? 'audit' : `refused (${answer.status})`;
+        for (const record of answer.records) {
+          if (record.envelope.cursor < next) continue;
+          next = record.envelope.cursor + 1;
+          landed(record);
+          if (record.envelope.kind.name === 'session.archived') return;
+        }
+        await new Promise((resolve) => {
+          statusTimer = setTimeout(resolve, AUDIT_EVERY_MS);
+        });
+      }
     }
 
     async function start() {
@@ -84,7 +111,7 @@ const ConsoleSession = (() => {
         chart = drawn;
         void refreshStatus();
       });
-      if (!owner) return;
+      if (!owner) return void follow();
       if ((await mint()) === null || closed) return;
       void refreshStatus();
       tail = ConsoleApi.tail(id, sessionToken, 0, {
