@@ -230,6 +230,30 @@ describe('the console', () => {
     await page.close();
   });
 
+  it('renders a failure with its retry, a model output with its sealed call, and the denial', async () => {
+    const opened = await openSession('frank');
+    const { page, problems } = await openConsole();
+    await signIn(page, opened.install.owner);
+    await page.goto(`${origin}/console#/sessions/${opened.session}`);
+    await page.locator('#session[data-tail="live"]').waitFor();
+    await page.getByLabel(/Message as/).fill('/fail 1\n/call lookup {"word":"hi"}');
+    await page.getByRole('button', { name: 'Send' }).click();
+    await page.locator('#log .record[data-kind="turn.ended"]').waitFor({ timeout: 15_000 });
+
+    const failed = page.locator('#log .record[data-kind="inference.failed"]');
+    expect(await failed.locator('dt').allTextContents()).toContain('retry in (ms)');
+    const call = page.locator('#log .record[data-kind="model.output"] .calls li').first();
+    expect(await call.locator('strong').textContent()).toBe('lookup');
+    // Call arguments are sealed on the public face: digest and size, never the value.
+    expect(await call.locator('.sealed').textContent()).toMatch(/^sealed · \d+ bytes · /);
+    expect(await call.textContent()).not.toContain('"hi"');
+    // No executor: the authorizer denies the call, and says why.
+    const denied = page.locator('#log .record[data-kind="invoke.denied"]');
+    expect(await denied.locator('dd').allTextContents()).toContain('no_executor');
+    expect(problems).toEqual([]);
+    await page.close();
+  }, 30_000);
+
   it('shows a refused sign-in beside its field, and a session page that fits 390 px', async () => {
     const opened = await openSession('erin');
     const { page, problems } = await openConsole(390);
