@@ -72,8 +72,11 @@ interface Opened {
 }
 
 /** An install and a session it opened for `principal`, through the public flow. */
-async function openSession(principal = 'alice'): Promise<{ install: TestInstall } & Opened> {
-  const install = await flow.install();
+async function openSession(
+  principal = 'alice',
+  existing?: TestInstall,
+): Promise<{ install: TestInstall } & Opened> {
+  const install = existing ?? (await flow.install());
   const opened = (await flow.expect(
     201,
     'POST',
@@ -153,20 +156,31 @@ describe('the console', () => {
   it('signs in, finds the session, sends a message whose turn lands live as the chart moves', async () => {
     const opened = await openSession('alice');
     const { install } = opened;
-    await openSession('bob'); // another tenant's: never listed
+    await openSession('alice'); // another tenant's: never listed
     const { page, problems, urls } = await openConsole();
     expect(await page.getByRole('button', { name: /identity provider/ }).isVisible()).toBe(false);
     await signIn(page, install.owner);
     expect(await page.locator('#who-role').textContent()).toBe('owner');
 
-    // The directory, filtered by install and principal.
+    // The directory, live: a session opened while it is shown appears without a reload.
     const row = page.locator(`#sessions tr[data-session="${opened.session}"]`);
     await row.waitFor();
     expect(await page.locator('#sessions tbody tr').count()).toBe(1);
+    const bob = await openSession('bob', install);
+    const bobRow = page.locator(`#sessions tr[data-session="${bob.session}"]`);
+    await bobRow.waitFor();
+    // Filtered by principal, then by install (another install of the tenant is left out).
+    const second = await flow.install({ owner: install.owner });
+    const elsewhere = await openSession('alice', second);
+    await page.locator(`#sessions tr[data-session="${elsewhere.session}"]`).waitFor();
     await page.getByLabel('Principal').fill('bob');
     await row.waitFor({ state: 'detached' });
+    expect(await page.locator('#sessions tbody tr').count()).toBe(1);
     await page.getByLabel('Principal').fill('alice');
+    await bobRow.waitFor({ state: 'detached' });
+    expect(await page.locator('#sessions tbody tr').count()).toBe(2);
     await page.getByLabel('Install').fill(install.id);
+    await expect.poll(() => page.locator('#sessions tbody tr').count()).toBe(1);
     await row.waitFor();
 
     // The session page, reached by keyboard from the row's link.
@@ -253,6 +267,33 @@ describe('the console', () => {
     expect(problems).toEqual([]);
     await page.close();
   }, 30_000);
+
+  it('cancels the running turn as the console user', async () => {
+    const opened = await openSession('gina');
+    const { page, problems } = await openConsole();
+    await signIn(page, opened.install.owner);
+    await page.goto(`${origin}/console#/sessions/${opened.session}`);
+    await page.locator('#session[data-tail="live"]').waitFor();
+    await page.getByLabel(/Message as/).fill('/slow 10000\ntake your time');
+    await page.getByRole('button', { name: 'Send' }).click();
+    await page.locator('#turn-chart[data-state="inferring"]').waitFor();
+    await page.getByRole('button', { name: 'Cancel the turn' }).click();
+    const ended = page.locator('#log .record[data-kind="turn.ended"]');
+    await ended.waitFor({ timeout: 5_000 });
+    expect(await ended.locator('dd').first().textContent()).toBe('cancelled');
+    const cancel = page.locator('#log .record[data-kind="turn.cancel"]');
+    expect(await cancel.locator('.producer').textContent()).toBe(
+      `console:${opened.install.owner.user}`,
+    );
+    await page.locator('#turn-chart[data-state="idle"]').waitFor();
+    // The page writes each batch under its own key: a second message lands too.
+    await page.getByLabel(/Message as/).fill('once more');
+    await page.getByRole('button', { name: 'Send' }).click();
+    await expect.poll(() => ended.count(), { timeout: 5_000 }).toBe(2);
+    expect(await page.locator('[data-error-for="message"]').textContent()).toBe('');
+    expect(problems).toEqual([]);
+    await page.close();
+  });
 
   it('shows a refused sign-in beside its field, and a session page that fits 390 px', async () => {
     const opened = await openSession('erin');

@@ -4,7 +4,7 @@
  * served to browsers. Paths are relative to the service's root, taken from the page's
  * address, so the service may sit under a path prefix. Tokens travel in the
  * Authorization header or, for the WebSocket, its subprotocol: never in a URL. */
-/* global location, fetch, URL, WebSocket, setTimeout, clearTimeout */
+/* global location, fetch, URL, WebSocket, setTimeout, clearTimeout, crypto */
 'use strict';
 
 // A top-level binding of a classic script: console.js reads it.
@@ -18,8 +18,8 @@ const ConsoleApi = (() => {
    * One JSON call; answers `{status, data}` (data: the parsed body, a problem on errors,
    * null when there is none). A failure to reach the service answers status 0.
    */
-  async function call(method, path, token, body) {
-    const headers = { accept: 'application/json' };
+  async function call(method, path, token, body, extra = {}) {
+    const headers = { accept: 'application/json', ...extra };
     if (token) headers.authorization = `Bearer ${token}`;
     if (body !== undefined) headers['content-type'] = 'application/json';
     let response;
@@ -120,16 +120,26 @@ const ConsoleApi = (() => {
     sessionToken: (token, session) => call('POST', `console/sessions/${enc(session)}/token`, token),
     /** `GET /sessions/{id}/status` with a session token. */
     status: (sessionToken, session) => call('GET', `sessions/${enc(session)}/status`, sessionToken),
-    /** Appends `message.submitted`. */
-    send: (sessionToken, session, text) =>
-      call('POST', `sessions/${enc(session)}/events`, sessionToken, [
-        record('message.submitted', { text }),
-      ]),
-    /** Appends `turn.cancel` for `turn` (a cursor, or null for whatever turn runs). */
-    cancel: (sessionToken, session, turn) =>
-      call('POST', `sessions/${enc(session)}/events`, sessionToken, [
-        record('turn.cancel', { turn }),
-      ]),
+    /** A fresh `Idempotency-Key`: one per batch, the same for each resend of it. */
+    batchKey: () => crypto.randomUUID(),
+    /** Appends `message.submitted` as batch `key`. */
+    send: (sessionToken, session, text, key) =>
+      call(
+        'POST',
+        `sessions/${enc(session)}/events`,
+        sessionToken,
+        [record('message.submitted', { text })],
+        { 'idempotency-key': key },
+      ),
+    /** Appends `turn.cancel` for `turn` (a cursor, or null for whatever turn runs) as batch `key`. */
+    cancel: (sessionToken, session, turn, key) =>
+      call(
+        'POST',
+        `sessions/${enc(session)}/events`,
+        sessionToken,
+        [record('turn.cancel', { turn })],
+        { 'idempotency-key': key },
+      ),
     /**
      * `GET /console/sessions/{id}/events`: the plain audit (any member), every public
      * record up to the head as it stood; answers `{status, records}`.

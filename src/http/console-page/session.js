@@ -124,13 +124,17 @@ const ConsoleSession = (() => {
       });
     }
 
-    /** Sends through `write`, showing a refusal beside the message box. */
+    /**
+     * Sends one batch through `attempt(key)`, showing a refusal beside the message box. The
+     * batch keeps its `Idempotency-Key` when it is sent again with a fresh token.
+     */
     async function write(button, attempt) {
       fieldError('message', '');
       button.disabled = true;
       button.setAttribute('aria-busy', 'true');
-      let answer = await attempt();
-      if (answer.status === 401 && (await mint()) !== null) answer = await attempt();
+      const key = ConsoleApi.batchKey();
+      let answer = await attempt(key);
+      if (answer.status === 401 && (await mint()) !== null) answer = await attempt(key);
       button.disabled = false;
       button.removeAttribute('aria-busy');
       if (answer.status === 200) return true;
@@ -148,12 +152,14 @@ const ConsoleSession = (() => {
         $('message').focus();
         return;
       }
-      const sent = await write($('send-button'), () => ConsoleApi.send(sessionToken, id, text));
+      const sent = await write($('send-button'), (key) =>
+        ConsoleApi.send(sessionToken, id, text, key),
+      );
       if (sent) $('message').value = '';
     }
 
     const cancel = () =>
-      void write($('cancel-button'), () => ConsoleApi.cancel(sessionToken, id, turn));
+      void write($('cancel-button'), (key) => ConsoleApi.cancel(sessionToken, id, turn, key));
 
     const onSubmit = (event) => void send(event);
     $('compose').addEventListener('submit', onSubmit);
