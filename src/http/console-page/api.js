@@ -120,8 +120,14 @@ const ConsoleApi = (() => {
     sessionToken: (token, session) => call('POST', `console/sessions/${enc(session)}/token`, token),
     /** `GET /sessions/{id}/status` with a session token. */
     status: (sessionToken, session) => call('GET', `sessions/${enc(session)}/status`, sessionToken),
-    /** A fresh `Idempotency-Key`: one per batch, the same for each resend of it. */
-    batchKey: () => crypto.randomUUID(),
+    /**
+     * A fresh `Idempotency-Key`: one per batch, the same for each resend of it (random
+     * bytes: `crypto.randomUUID` is missing outside secure contexts).
+     */
+    batchKey: () =>
+      [...crypto.getRandomValues(new Uint8Array(16))]
+        .map((byte) => byte.toString(16).padStart(2, '0'))
+        .join(''),
     /** Appends `message.submitted` as batch `key`. */
     send: (sessionToken, session, text, key) =>
       call(
