@@ -34,7 +34,14 @@ const ConsoleChart = (() => {
           return;
         }
         container.dataset.state = state;
-        shown.querySelector(`g[data-state="${CSS.escape(state)}"]`)?.classList.add('current');
+        const group = shown.querySelector(`g[data-state="${CSS.escape(state)}"]`);
+        if (group === null) return;
+        group.classList.add('current');
+        // Bring the state into the pane's view, without scrolling the page around it.
+        const box = group.getBoundingClientRect();
+        const pane = container.getBoundingClientRect();
+        container.scrollLeft += box.left + box.width / 2 - (pane.left + pane.width / 2);
+        container.scrollTop += box.top + box.height / 2 - (pane.top + pane.height / 2);
       },
     };
   }
