@@ -286,6 +286,8 @@ describe('the console', () => {
       `console:${opened.install.owner.user}`,
     );
     await page.locator('#turn-chart[data-state="idle"]').waitFor();
+    // The state just left stays marked beside the current one.
+    await page.locator('#turn-chart g.previous[data-state="inferring"]').waitFor();
     // The page writes each batch under its own key: a second message lands too.
     await page.getByLabel(/Message as/).fill('once more');
     await page.getByRole('button', { name: 'Send' }).click();

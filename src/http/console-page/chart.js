@@ -10,7 +10,8 @@
 const ConsoleChart = (() => {
   /**
    * Draws machine `name` into `container` and answers its handle: `show(state)` highlights
-   * that state (null: none) and names it on the container (`data-state`).
+   * that state (null: none), names it on the container (`data-state`) and marks the state
+   * it replaces as the one just left.
    */
   async function draw(container, name) {
     container.setAttribute('aria-busy', 'true');
@@ -26,15 +27,22 @@ const ConsoleChart = (() => {
     svg.setAttribute('role', 'img');
     container.replaceChildren(document.importNode(svg, true));
     const shown = container.firstElementChild;
+    const groupOf = (state) => shown.querySelector(`g[data-state="${CSS.escape(state)}"]`);
     return {
       show(state) {
-        for (const group of shown.querySelectorAll('g.current')) group.classList.remove('current');
+        const before = container.dataset.state;
+        if (state === (before ?? null)) return;
+        for (const group of shown.querySelectorAll('g.current, g.previous')) {
+          group.classList.remove('current', 'previous');
+        }
+        // The state just left stays marked, so the step just taken shows.
+        if (before !== undefined) groupOf(before)?.classList.add('previous');
         if (state === null) {
           delete container.dataset.state;
           return;
         }
         container.dataset.state = state;
-        const group = shown.querySelector(`g[data-state="${CSS.escape(state)}"]`);
+        const group = groupOf(state);
         if (group === null) return;
         group.classList.add('current');
         // Bring the state into the pane's view, without scrolling the page around it.
