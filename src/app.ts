@@ -11,6 +11,7 @@ import Fastify, { LogController, type FastifyInstance } from 'fastify';
 import type { Cluster, Redis } from 'ioredis';
 import { serializerCompiler } from 'fastify-type-provider-zod';
 import { installErrorHandling, notFound } from './http/error-handler.ts';
+import { consolePageRoutes } from './http/console-page/page.ts';
 import { consoleTenantRoutes } from './http/console/tenant.ts';
 import { consoleTokenRoutes } from './http/console/token.ts';
 import { inferenceRoutes } from './http/console/inferences.ts';
@@ -136,6 +137,7 @@ export async function createApp(
   jwksRoutes(app, deps);
   consoleTokenRoutes(app, wired);
   consoleTenantRoutes(app, deps);
+  consolePageRoutes(app, wired);
   secretRoutes(app, deps);
   inferenceRoutes(app, deps);
   usageRoutes(app, deps);

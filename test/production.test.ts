@@ -69,6 +69,9 @@ describe('a production install', () => {
         '/docs/',
         '/docs/js/scalar.js',
         '/consent/oauth4webapi.js',
+        '/console',
+        '/console/oauth4webapi.js',
+        '/console/statecharts/turn',
       ]) {
         const response = await fetch(`${service.url}${page}`);
         expect([page, response.status]).toEqual([page, 200]);

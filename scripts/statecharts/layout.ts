@@ -24,6 +24,8 @@ const width = (text: string, size: number) => text.length * size * CHAR;
 /** A positioned shape, in absolute coordinates. */
 export interface Box {
   readonly kind: 'state' | 'initial' | 'final';
+  /** The state's dotted path (`data-state` in the picture, for the console); '' for markers. */
+  readonly path: string;
   readonly name: string;
   readonly lines: readonly string[];
   readonly x: number;
@@ -186,6 +188,7 @@ function place(chart: Chart, graph: ElkNode): Layout {
         state !== undefined ? 'state' : child.id.startsWith('[*]>') ? 'initial' : 'final';
       boxes.push({
         kind,
+        path: state?.path ?? '',
         name: state === undefined ? '' : nameOf(state),
         lines: state === undefined ? [] : stateLines(chart, state.path),
         x: r(x),

@@ -1,6 +1,6 @@
 /**
  * Draws a laid-out chart (`layout.ts`) as plain SVG: rounded boxes for states with their
- * name and the events they handle in place, a filled dot for each initial marker, a ringed
+ * name and the events they handle in place (each in a group naming its state's path), a filled dot for each initial marker, a ringed
  * dot for each final one, and edges with arrowheads and their labels.
  */
 import { layoutChart, LINE, NAME_SIZE, PAD, r, TEXT_SIZE, type Box, type Edge } from './layout.ts';
@@ -65,7 +65,8 @@ function drawBox(box: Box): string {
       );
     });
   }
-  return parts.join('\n');
+  // The console highlights the current state by this attribute (src/http/console-page).
+  return [`<g class="state" data-state="${escape(box.path)}">`, ...parts, '</g>'].join('\n');
 }
 
 function drawEdge(edge: Edge): string {

@@ -188,4 +188,8 @@ export const INLINE_EXAMPLES: Readonly<Record<string, unknown>> = {
   'GET /consent/signed-in 200 text/html': '<!doctype html>\n<html lang="en">…</html>\n',
   'GET /consent/oauth4webapi.js 200 text/javascript': '/* oauth4webapi, as installed */',
   'GET /consent/{request} 200 text/html': '<!doctype html>\n<html lang="en">…</html>\n',
+  'GET /console 200 text/html': '<!doctype html>\n<html lang="en">…</html>\n',
+  'GET /console/oauth4webapi.js 200 text/javascript': '/* oauth4webapi, as installed */',
+  'GET /console/statecharts/{machine} 200 image/svg+xml':
+    '<svg xmlns="http://www.w3.org/2000/svg" …>…</svg>\n',
 };

@@ -104,6 +104,7 @@ export const PATH_EXAMPLES: Readonly<Record<string, Readonly<Record<string, stri
   '/inferences/{id}': { id: 'default' },
   '/connections/{id}': { id: 'helpdesk' },
   '/connections/{id}/authorize': { id: 'helpdesk' },
+  '/console/statecharts/{machine}': { machine: 'turn' },
 };
 
 /** The query parameters the examples go with, by path template. */

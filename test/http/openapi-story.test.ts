@@ -147,6 +147,8 @@ describe('the documented examples', () => {
       await send(`GET ${path}`);
     for (const path of ['/consent/signed-in', '/consent/oauth4webapi.js'])
       await send(`GET ${path}`);
+    for (const path of ['/console', '/console/oauth4webapi.js', '/console/statecharts/{machine}'])
+      await send(`GET ${path}`);
 
     // The owner: a console token, the tenant, a secret, an inference option, a connection.
     const { token: owner } = (await send('POST /console/token', { token: operator })) as {

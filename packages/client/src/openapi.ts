@@ -910,6 +910,177 @@ export interface paths {
     patch?: never;
     trace?: never;
   };
+  '/console': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /**
+     * The console
+     * @description The page a tenant user keeps open: sign-in (OpenID Connect with `CONSOLE_OIDC_ISSUER`, whose redirect URI is this address, else the operator token), the tenant chosen from `GET /console/memberships`, the session directory, and a session’s live log and turn chart over the WebSocket tail. Served from this origin alone; everything it shows comes from this API.
+     */
+    get: {
+      parameters: {
+        query?: never;
+        header?: never;
+        path?: never;
+        cookie?: never;
+      };
+      requestBody?: never;
+      responses: {
+        /** @description The console page. */
+        200: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            /**
+             * @example <!doctype html>
+             *     <html lang="en">…</html>
+             */
+            'text/html': string;
+          };
+        };
+      };
+    };
+    put?: never;
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/console/oauth4webapi.js': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /**
+     * The console’s OpenID Connect client
+     * @description oauth4webapi as one ES module, served from the installed package.
+     */
+    get: {
+      parameters: {
+        query?: never;
+        header?: never;
+        path?: never;
+        cookie?: never;
+      };
+      requestBody?: never;
+      responses: {
+        /** @description JavaScript. */
+        200: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            /** @example /* oauth4webapi, as installed *\/ */
+            'text/javascript': string;
+          };
+        };
+      };
+    };
+    put?: never;
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/console/statecharts/{machine}': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /**
+     * A machine’s generated statechart
+     * @description The SVG `npm run statecharts` generates from the machine in `src/machines` (as `docs/statecharts/<machine>.svg`); each state is a group `g[data-state=<path>]`. Machines: `claim`, `connection`, `proposal`, `session`, `turn`.
+     */
+    get: {
+      parameters: {
+        query?: never;
+        header?: never;
+        path: {
+          /**
+           * @description The machine’s name.
+           * @example turn
+           */
+          machine: 'claim' | 'connection' | 'proposal' | 'session' | 'turn';
+        };
+        cookie?: never;
+      };
+      requestBody?: never;
+      responses: {
+        /** @description The chart. */
+        200: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            /** @example <svg xmlns="http://www.w3.org/2000/svg" …>…</svg> */
+            'image/svg+xml': string;
+          };
+        };
+        /** @description Bad Request. Invalid request: the problem names the field and reason. Codes of this status across the API: `invalid_request`, `malformed_json`, `too_deep`, `empty_batch`, `invalid_session_id`, `invalid_endpoint`, `endpoint_refused`, `name_mismatch`, `reserved_name`, `unknown_secret`, `return_to_not_allowed`, `invalid_state`, `invalid_policy`, `tool_name_clash`, `unresolved_reference`, `duplicate_member`, `authorization_pending`, `slow_down`, `expired_token`, `access_denied`. */
+        400: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            /**
+             * @example {
+             *       "type": "about:blank",
+             *       "title": "Bad Request",
+             *       "status": 400,
+             *       "detail": "body.name: must not be empty",
+             *       "instance": "/console/statecharts/turn",
+             *       "code": "invalid_request",
+             *       "message": "body.name: must not be empty",
+             *       "field": "body.name",
+             *       "reason": "must not be empty"
+             *     }
+             */
+            'application/problem+json': components['schemas']['Problem'];
+          };
+        };
+        /** @description Too Many Requests. Over the rate limit of the route's family; `Retry-After` says when to come back, the `RateLimit-*` headers what is left. Codes of this status across the API: `rate_limited`, `too_many_tails`. */
+        429: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            /**
+             * @example {
+             *       "type": "about:blank",
+             *       "title": "Too Many Requests",
+             *       "status": 429,
+             *       "detail": "over 100 requests a second; retry in 1 s",
+             *       "instance": "/console/statecharts/turn",
+             *       "code": "rate_limited",
+             *       "message": "over 100 requests a second; retry in 1 s"
+             *     }
+             */
+            'application/problem+json': components['schemas']['Problem'];
+          };
+        };
+      };
+    };
+    put?: never;
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
   '/secrets/{id}': {
     parameters: {
       query?: never;
@@ -7840,6 +8011,537 @@ export interface components {
       /** @enum {string} */
       outcome: 'created' | 'replaced' | 'unchanged';
     };
+    /** @description A record kind: name and version form one unit. */
+    Kind: {
+      name: string;
+      version: number;
+    };
+    /** @description The envelope stamped on a landed record. */
+    Envelope: {
+      /** @description Unix milliseconds, minted with the cursor. */
+      at: number;
+      /** @description A cursor: the position of a landed record, from 1. */
+      cursor: number;
+      /** @description Idempotency slot: `<idk>:<i>` for record i of a client batch under token key idk, `call:<cause>` for a call’s completion, `claim:<cause>:<n>` for the n-th claim of a call, `svc:…` for the service’s own records; null when none. */
+      idem: string | null;
+      kind: components['schemas']['Kind'];
+      /** @description `principal:<n>`, `console:<user>`, `executor:<n>` or `service:<component>`. */
+      producer: string;
+      /** @description Bytes of the body as stored, in canonical JSON (RFC 8785). */
+      size: number;
+      stream: components['schemas']['StreamId'];
+      /** @description The recipient of an addressed record (`executor:<n>`, `connection:<c>`); null is public. */
+      to: string | null;
+    };
+    /** @description A landed record: its envelope and body. */
+    LandedRecord: {
+      envelope: components['schemas']['Envelope'];
+      body: unknown;
+    };
+    /** @description A record as a client offers it. */
+    OfferedRecord: {
+      kind: components['schemas']['Kind'];
+      /** @description Any JSON; registered kinds are checked against their body schema. */
+      body: unknown;
+    };
+    /**
+     * @description A batch of offered records, landed atomically.
+     * @example [
+     *       {
+     *         "kind": {
+     *           "name": "message.submitted",
+     *           "version": 1
+     *         },
+     *         "body": {
+     *           "text": "What is on today?"
+     *         }
+     *       }
+     *     ]
+     */
+    AppendBody: components['schemas']['OfferedRecord'][];
+    /**
+     * @description The envelopes of the landed batch, in cursor order.
+     * @example [
+     *       {
+     *         "at": 1795692226000,
+     *         "cursor": 2,
+     *         "idem": "hi0yViJS1aGUD44mn22hxg:0",
+     *         "kind": {
+     *           "name": "message.submitted",
+     *           "version": 1
+     *         },
+     *         "producer": "principal:ada",
+     *         "size": 28,
+     *         "stream": "5e5510a73f9a0c2e3f9a0c2e3f9a0c2e3f9a0c2e3f9a0c2e3f9a0c2e3f9a0c2e3f9a0c2e",
+     *         "to": null
+     *       }
+     *     ]
+     */
+    AppendAnswer: components['schemas']['Envelope'][];
+    /** @description The reason on an `Err` line of a tail (`reader_lagging`, `token_expired`, `read_failed`, …) and the cursor to tail again from. */
+    TailError: {
+      code: string;
+      message: string;
+      cursor: number | null;
+    };
+    /**
+     * @description One JSON line of a tail: key `Ok` or key `Err`.
+     * @example {
+     *       "Ok": {
+     *         "envelope": {
+     *           "at": 1795692226000,
+     *           "cursor": 2,
+     *           "idem": "hi0yViJS1aGUD44mn22hxg:0",
+     *           "kind": {
+     *             "name": "message.submitted",
+     *             "version": 1
+     *           },
+     *           "producer": "principal:ada",
+     *           "size": 28,
+     *           "stream": "5e5510a73f9a0c2e3f9a0c2e3f9a0c2e3f9a0c2e3f9a0c2e3f9a0c2e3f9a0c2e3f9a0c2e",
+     *           "to": null
+     *         },
+     *         "body": {
+     *           "text": "What is on today?"
+     *         }
+     *       }
+     *     }
+     */
+    TailLine:
+      | {
+          Ok: components['schemas']['LandedRecord'];
+        }
+      | {
+          Err: components['schemas']['TailError'];
+        };
+    /** @description A sealed layer: digest and size of the encrypted plaintext. */
+    Sealed: {
+      sealed: {
+        /** @description `hmac-sha256:<hex>`, keyed per tenant, of the RFC 8785 form of the plaintext: equal layers of one tenant have equal digests, and a guess cannot be checked against one. Layers sealed before keyed digests carry `sha256:<hex>`. */
+        digest: string;
+        size: number;
+      };
+    };
+    /** @description One failed field of a request. */
+    FieldError: {
+      /** @description Dotted path from the request part, e.g. `body.tools.3.name`. */
+      field: string;
+      /** @description Why the field was refused. */
+      reason: string;
+    };
+    /**
+     * @description A stable snake_case code from the catalog below; the status is always the one listed.
+     *
+     *     | code | status | meaning |
+     *     |---|---|---|
+     *     | `invalid_request` | 400 | The request does not fit the contract; `field` and `reason` say where, `errors` lists every failed field. |
+     *     | `malformed_json` | 400 | The body is not JSON, or is empty; `reason` names where it broke. |
+     *     | `too_deep` | 400 | The JSON body nests objects and arrays too deeply. |
+     *     | `empty_batch` | 400 | A batch of records holds no record. |
+     *     | `invalid_session_id` | 400 | The path id is not a session id (72 hex characters). |
+     *     | `invalid_endpoint` | 400 | An MCP endpoint is not an http or https URL. |
+     *     | `endpoint_refused` | 400 | The endpoint being linked, or a URL its server points at, is on an address the service does not connect to, or redirects off its host (`body.endpoint`). |
+     *     | `name_mismatch` | 400 | `body.name` differs from the path id. |
+     *     | `reserved_name` | 400 | The name is reserved by the service. |
+     *     | `unknown_secret` | 400 | A credential names a secret the tenant does not hold. |
+     *     | `return_to_not_allowed` | 400 | `return_to` is not on the service origin or an allowlisted one. |
+     *     | `invalid_state` | 400 | The OAuth callback `state` is unknown, used, expired, or for another connection. |
+     *     | `invalid_policy` | 400 | A policy does not compile against the tool surface; `field` and `reason` say where. |
+     *     | `tool_name_clash` | 400 | Two tools of the surface the model sees share one name. |
+     *     | `unresolved_reference` | 400 | The tenant config names an inference option, connection, tool or secret the tenant does not own. |
+     *     | `duplicate_member` | 400 | A user is listed twice among the tenant members. |
+     *     | `authorization_pending` | 400 | Poll again later: no owner has answered the proposal yet (RFC 8628 §3.5). |
+     *     | `slow_down` | 400 | Poll again later and less often; `interval` is the new interval (RFC 8628 §3.5). |
+     *     | `expired_token` | 400 | The proposal lapsed without an answer; propose again (RFC 8628 §3.5). |
+     *     | `access_denied` | 400 | An owner declined the proposal (RFC 8628 §3.5). |
+     *     | `unauthenticated` | 401 | No credential was sent (`WWW-Authenticate: Bearer`). |
+     *     | `invalid_token` | 401 | The credential does not verify, has expired, or no longer stands (`WWW-Authenticate: Bearer error="invalid_token"`). |
+     *     | `wrong_install` | 403 | The install key does not name this install. |
+     *     | `does_not_attach` | 403 | The token does not attach to this session. |
+     *     | `insufficient_scope` | 403 | The token lacks the scope this needs (RFC 6750 §3.1). |
+     *     | `filter_refused` | 403 | The write filter refused a record; nothing of the batch landed (`index`, `kind`, `reason`). |
+     *     | `not_executor` | 403 | Only an executor token claims calls. |
+     *     | `not_your_call` | 403 | The record is not a call addressed to this executor. |
+     *     | `not_member` | 403 | The user is not a member of the tenant. |
+     *     | `not_owner` | 403 | Only an owner of the tenant may do this. |
+     *     | `browser_mismatch` | 403 | The authorization was started in another browser. |
+     *     | `metrics_forbidden` | 403 | Metrics are served to this host only unless `METRICS_TOKEN` is set. |
+     *     | `not_found` | 404 | Nothing by that name is visible to the caller. |
+     *     | `route_not_found` | 404 | No route answers this method and path. |
+     *     | `session_not_found` | 404 | No such session under this caller. |
+     *     | `cause_not_found` | 404 | No record at that cursor is shown to this token. |
+     *     | `no_such_install` | 404 | The tenant has no such install. |
+     *     | `install_gone` | 404 | The install was deleted. |
+     *     | `no_such_request` | 404 | No such proposal, or it lapsed. |
+     *     | `connection_not_found` | 404 | The tenant owns no connection by that name. |
+     *     | `inference_not_found` | 404 | The tenant owns no inference option by that name. |
+     *     | `secret_not_found` | 404 | The tenant owns no secret by that name. |
+     *     | `version_conflict` | 409 | The resource changed under the request; read it and try again. |
+     *     | `idempotency_conflict` | 409 | The idempotency key already holds a different batch. |
+     *     | `session_archived` | 409 | The session is archived; nothing lands on it again. |
+     *     | `session_exists` | 409 | A session with this id exists already. |
+     *     | `session_live` | 409 | The session is still live; the opened face is served once it has ended. |
+     *     | `catalog_changed` | 409 | A connected MCP catalog changed since it was linked (`connections`). |
+     *     | `already_granted` | 409 | The proposal was granted already (`install`). |
+     *     | `request_declined` | 409 | An owner declined the proposal already. |
+     *     | `install_exists` | 409 | Another install holds this id. |
+     *     | `not_oauth` | 409 | The connection does not link through OAuth. |
+     *     | `authorization_not_needed` | 409 | The server no longer demands authorization; the connection is linked. |
+     *     | `connection_in_use` | 409 | Installs still reference the connection (`installs`). |
+     *     | `inference_in_use` | 409 | Installs still reference the inference option (`installs`). |
+     *     | `secret_in_use` | 409 | Inference options or connections still reference the secret (`inferences`, `connections`). |
+     *     | `payload_too_large` | 413 | The request body is over its size limit. |
+     *     | `too_many_records` | 413 | The batch holds more records than one append takes. |
+     *     | `record_too_large` | 413 | A record's body is over its size limit. |
+     *     | `unsupported_media_type` | 415 | The body must be `application/json`. |
+     *     | `rate_limited` | 429 | Over the rate limit; `Retry-After` says when to come back. |
+     *     | `too_many_tails` | 429 | Too many open tails; close one to open another (`limit`). |
+     *     | `internal` | 500 | The service failed; nothing is promised about the request. |
+     *     | `upstream_unreachable` | 502 | The MCP server could not be reached. |
+     *     | `upstream_timeout` | 502 | The MCP server did not answer in time. |
+     *     | `upstream_unreadable` | 502 | The MCP server answered something that is not valid MCP, or an HTTP error. |
+     *     | `upstream_authorization_required` | 502 | The MCP server demands authorization the service does not hold. |
+     *     | `upstream_authorization_failed` | 502 | The MCP server's authorization server refused registration or authorization. |
+     *     | `upstream_too_large` | 502 | The MCP server sent more than the service reads. |
+     *     | `upstream_catalog_too_large` | 502 | The MCP server's catalog is over the service's bounds. |
+     *     | `upstream_refused` | 502 | The MCP server, or a URL it points at, is on an address the service does not connect to, or redirects off its host. |
+     *     | `connection_authorizing` | 502 | A connection is waiting for authorization; its catalog cannot be read. |
+     *     | `oidc_unavailable` | 502 | The OpenID Connect issuer could not be read. |
+     *     | `store_unavailable` | 503 | A store of the service does not answer. |
+     *     | `store_busy` | 503 | The SQLite database stayed locked. |
+     *     | `store_closed` | 503 | The store is closed (the service is shutting down). |
+     *     | `store_failed` | 503 | A store write of the runtime failed. |
+     *     | `host_closed` | 503 | The actor host is shutting down. |
+     *     | `actor_failed` | 503 | A resource's actor failed to answer. |
+     *     | `effect_failed` | 503 | An effect of a resource's actor failed. |
+     *     | `unhealthy` | 503 | A health check fails (`checks`). |
+     * @enum {string}
+     */
+    ErrorCode:
+      | 'invalid_request'
+      | 'malformed_json'
+      | 'too_deep'
+      | 'empty_batch'
+      | 'invalid_session_id'
+      | 'invalid_endpoint'
+      | 'endpoint_refused'
+      | 'name_mismatch'
+      | 'reserved_name'
+      | 'unknown_secret'
+      | 'return_to_not_allowed'
+      | 'invalid_state'
+      | 'invalid_policy'
+      | 'tool_name_clash'
+      | 'unresolved_reference'
+      | 'duplicate_member'
+      | 'authorization_pending'
+      | 'slow_down'
+      | 'expired_token'
+      | 'access_denied'
+      | 'unauthenticated'
+      | 'invalid_token'
+      | 'wrong_install'
+      | 'does_not_attach'
+      | 'insufficient_scope'
+      | 'filter_refused'
+      | 'not_executor'
+      | 'not_your_call'
+      | 'not_member'
+      | 'not_owner'
+      | 'browser_mismatch'
+      | 'metrics_forbidden'
+      | 'not_found'
+      | 'route_not_found'
+      | 'session_not_found'
+      | 'cause_not_found'
+      | 'no_such_install'
+      | 'install_gone'
+      | 'no_such_request'
+      | 'connection_not_found'
+      | 'inference_not_found'
+      | 'secret_not_found'
+      | 'version_conflict'
+      | 'idempotency_conflict'
+      | 'session_archived'
+      | 'session_exists'
+      | 'session_live'
+      | 'catalog_changed'
+      | 'already_granted'
+      | 'request_declined'
+      | 'install_exists'
+      | 'not_oauth'
+      | 'authorization_not_needed'
+      | 'connection_in_use'
+      | 'inference_in_use'
+      | 'secret_in_use'
+      | 'payload_too_large'
+      | 'too_many_records'
+      | 'record_too_large'
+      | 'unsupported_media_type'
+      | 'rate_limited'
+      | 'too_many_tails'
+      | 'internal'
+      | 'upstream_unreachable'
+      | 'upstream_timeout'
+      | 'upstream_unreadable'
+      | 'upstream_authorization_required'
+      | 'upstream_authorization_failed'
+      | 'upstream_too_large'
+      | 'upstream_catalog_too_large'
+      | 'upstream_refused'
+      | 'connection_authorizing'
+      | 'oidc_unavailable'
+      | 'store_unavailable'
+      | 'store_busy'
+      | 'store_closed'
+      | 'store_failed'
+      | 'host_closed'
+      | 'actor_failed'
+      | 'effect_failed'
+      | 'unhealthy';
+    /** @description An RFC 9457 problem with a stable `code`. */
+    Problem: {
+      /** @description A URI naming the problem type; `about:blank` when the code says it all. */
+      type: string;
+      /** @description The HTTP status phrase. */
+      title: string;
+      status: number;
+      /** @description What went wrong, for a human. */
+      detail: string;
+      /** @description The request path. */
+      instance?: string;
+      code: components['schemas']['ErrorCode'];
+      /** @description Same as `detail`. */
+      message: string;
+      /** @description The field at fault, when one is. */
+      field?: string;
+      /** @description Why the field was refused. */
+      reason?: string;
+      /** @description Every failed field, when several failed. */
+      errors?: components['schemas']['FieldError'][];
+    };
+    /**
+     * @description The secret is still referenced.
+     * @example {
+     *       "type": "about:blank",
+     *       "title": "Conflict",
+     *       "status": 409,
+     *       "detail": "the secret helpdesk-token is still referenced",
+     *       "code": "secret_in_use",
+     *       "message": "the secret helpdesk-token is still referenced",
+     *       "connections": [
+     *         "helpdesk"
+     *       ],
+     *       "inferences": []
+     *     }
+     */
+    SecretInUseProblem: {
+      /** @description A URI naming the problem type; `about:blank` when the code says it all. */
+      type: string;
+      /** @description The HTTP status phrase. */
+      title: string;
+      status: number;
+      /** @description What went wrong, for a human. */
+      detail: string;
+      /** @description The request path. */
+      instance?: string;
+      code: components['schemas']['ErrorCode'];
+      /** @description Same as `detail`. */
+      message: string;
+      /** @description The field at fault, when one is. */
+      field?: string;
+      /** @description Why the field was refused. */
+      reason?: string;
+      /** @description Every failed field, when several failed. */
+      errors?: components['schemas']['FieldError'][];
+      /** @description Connections that send the secret. */
+      connections: string[];
+      /** @description Inference options that name the secret. */
+      inferences: string[];
+    };
+    /**
+     * @description Installs still reference the resource; `installs` names them.
+     * @example {
+     *       "type": "about:blank",
+     *       "title": "Conflict",
+     *       "status": 409,
+     *       "detail": "connection helpdesk is still used by installs in_2f7c9e1a5b3d4f6e8a0c2e4f6a8b0d1c",
+     *       "code": "connection_in_use",
+     *       "message": "connection helpdesk is still used by installs in_2f7c9e1a5b3d4f6e8a0c2e4f6a8b0d1c",
+     *       "installs": [
+     *         "in_2f7c9e1a5b3d4f6e8a0c2e4f6a8b0d1c"
+     *       ]
+     *     }
+     */
+    InUseByInstallsProblem: {
+      /** @description A URI naming the problem type; `about:blank` when the code says it all. */
+      type: string;
+      /** @description The HTTP status phrase. */
+      title: string;
+      status: number;
+      /** @description What went wrong, for a human. */
+      detail: string;
+      /** @description The request path. */
+      instance?: string;
+      code: components['schemas']['ErrorCode'];
+      /** @description Same as `detail`. */
+      message: string;
+      /** @description The field at fault, when one is. */
+      field?: string;
+      /** @description Why the field was refused. */
+      reason?: string;
+      /** @description Every failed field, when several failed. */
+      errors?: components['schemas']['FieldError'][];
+      /** @description The installs that reference it. */
+      installs: string[];
+    };
+    /**
+     * @description The write filter refused a record of the batch; nothing of the batch landed.
+     * @example {
+     *       "type": "about:blank",
+     *       "instance": "/sessions/5e5510a73f9a0c2e3f9a0c2e3f9a0c2e3f9a0c2e3f9a0c2e3f9a0c2e3f9a0c2e3f9a0c2e/events",
+     *       "title": "Forbidden",
+     *       "status": 403,
+     *       "detail": "record 0 is refused: principal:ada may land message.submitted@1 and turn.cancel@1 only, not turn.started@1",
+     *       "code": "filter_refused",
+     *       "message": "record 0 is refused: principal:ada may land message.submitted@1 and turn.cancel@1 only, not turn.started@1",
+     *       "index": 0,
+     *       "kind": {
+     *         "name": "turn.started",
+     *         "version": 1
+     *       },
+     *       "reason": "principal:ada may land message.submitted@1 and turn.cancel@1 only, not turn.started@1"
+     *     }
+     */
+    FilterRefusedProblem: {
+      /** @description A URI naming the problem type; `about:blank` when the code says it all. */
+      type: string;
+      /** @description The HTTP status phrase. */
+      title: string;
+      status: number;
+      /** @description What went wrong, for a human. */
+      detail: string;
+      /** @description The request path. */
+      instance?: string;
+      code: components['schemas']['ErrorCode'];
+      /** @description Same as `detail`. */
+      message: string;
+      /** @description The field at fault, when one is. */
+      field?: string;
+      /** @description Why the filter refused it. */
+      reason: string;
+      /** @description Every failed field, when several failed. */
+      errors?: components['schemas']['FieldError'][];
+      /** @description Index of the refused record in the batch. */
+      index: number;
+      kind: components['schemas']['Kind'];
+    };
+    /**
+     * @description The request was granted already; `install` is the install the grant created or kept.
+     * @example {
+     *       "type": "about:blank",
+     *       "title": "Conflict",
+     *       "status": 409,
+     *       "detail": "the request was granted already",
+     *       "code": "already_granted",
+     *       "message": "the request was granted already",
+     *       "install": "in_2f7c9e1a5b3d4f6e8a0c2e4f6a8b0d1c"
+     *     }
+     */
+    AlreadyGrantedProblem: {
+      /** @description A URI naming the problem type; `about:blank` when the code says it all. */
+      type: string;
+      /** @description The HTTP status phrase. */
+      title: string;
+      status: number;
+      /** @description What went wrong, for a human. */
+      detail: string;
+      /** @description The request path. */
+      instance?: string;
+      code: components['schemas']['ErrorCode'];
+      /** @description Same as `detail`. */
+      message: string;
+      /** @description The field at fault, when one is. */
+      field?: string;
+      /** @description Why the field was refused. */
+      reason?: string;
+      /** @description Every failed field, when several failed. */
+      errors?: components['schemas']['FieldError'][];
+      /** @description The install the grant created or kept. */
+      install: string;
+    };
+    /**
+     * @description A connected MCP catalog changed since it was linked; the session does not open.
+     * @example {
+     *       "type": "about:blank",
+     *       "title": "Conflict",
+     *       "status": 409,
+     *       "detail": "the catalog of helpdesk changed since it was linked; link it again",
+     *       "code": "catalog_changed",
+     *       "message": "the catalog of helpdesk changed since it was linked; link it again",
+     *       "connections": [
+     *         "helpdesk"
+     *       ]
+     *     }
+     */
+    CatalogChangedProblem: {
+      /** @description A URI naming the problem type; `about:blank` when the code says it all. */
+      type: string;
+      /** @description The HTTP status phrase. */
+      title: string;
+      status: number;
+      /** @description What went wrong, for a human. */
+      detail: string;
+      /** @description The request path. */
+      instance?: string;
+      code: components['schemas']['ErrorCode'];
+      /** @description Same as `detail`. */
+      message: string;
+      /** @description The field at fault, when one is. */
+      field?: string;
+      /** @description Why the field was refused. */
+      reason?: string;
+      /** @description Every failed field, when several failed. */
+      errors?: components['schemas']['FieldError'][];
+      /** @description Connections whose catalog changed. */
+      connections: string[];
+    };
+    /**
+     * @description Why a poll has no receipt yet (`authorization_pending`; `slow_down`: poll at `interval` from now on) or never will (`expired_token`; `access_denied`: an owner declined).
+     * @example {
+     *       "type": "about:blank",
+     *       "title": "Bad Request",
+     *       "status": 400,
+     *       "detail": "the owner has not consented yet",
+     *       "code": "authorization_pending",
+     *       "message": "the owner has not consented yet",
+     *       "error": "authorization_pending"
+     *     }
+     */
+    PollProblem: {
+      /** @description A URI naming the problem type; `about:blank` when the code says it all. */
+      type: string;
+      /** @description The HTTP status phrase. */
+      title: string;
+      status: number;
+      /** @description What went wrong, for a human. */
+      detail: string;
+      /** @description The request path. */
+      instance?: string;
+      code: components['schemas']['ErrorCode'];
+      /** @description Same as `detail`. */
+      message: string;
+      /** @description The field at fault, when one is. */
+      field?: string;
+      /** @description Why the field was refused. */
+      reason?: string;
+      /** @description Every failed field, when several failed. */
+      errors?: components['schemas']['FieldError'][];
+      /** @enum {string} */
+      error: 'authorization_pending' | 'slow_down' | 'expired_token' | 'access_denied';
+      /** @description The interval to poll at from now on, in ms (`slow_down`). */
+      interval?: number;
+    };
     /** @description A tool the tenant brings from a linked connection. */
     ExtraTool: {
       connection: components['schemas']['ConnectionName'];
@@ -8497,537 +9199,6 @@ export interface components {
      */
     InstallKeyAnswer: {
       key: string;
-    };
-    /** @description A record kind: name and version form one unit. */
-    Kind: {
-      name: string;
-      version: number;
-    };
-    /** @description The envelope stamped on a landed record. */
-    Envelope: {
-      /** @description Unix milliseconds, minted with the cursor. */
-      at: number;
-      /** @description A cursor: the position of a landed record, from 1. */
-      cursor: number;
-      /** @description Idempotency slot: `<idk>:<i>` for record i of a client batch under token key idk, `call:<cause>` for a call’s completion, `claim:<cause>:<n>` for the n-th claim of a call, `svc:…` for the service’s own records; null when none. */
-      idem: string | null;
-      kind: components['schemas']['Kind'];
-      /** @description `principal:<n>`, `console:<user>`, `executor:<n>` or `service:<component>`. */
-      producer: string;
-      /** @description Bytes of the body as stored, in canonical JSON (RFC 8785). */
-      size: number;
-      stream: components['schemas']['StreamId'];
-      /** @description The recipient of an addressed record (`executor:<n>`, `connection:<c>`); null is public. */
-      to: string | null;
-    };
-    /** @description A landed record: its envelope and body. */
-    LandedRecord: {
-      envelope: components['schemas']['Envelope'];
-      body: unknown;
-    };
-    /** @description A record as a client offers it. */
-    OfferedRecord: {
-      kind: components['schemas']['Kind'];
-      /** @description Any JSON; registered kinds are checked against their body schema. */
-      body: unknown;
-    };
-    /**
-     * @description A batch of offered records, landed atomically.
-     * @example [
-     *       {
-     *         "kind": {
-     *           "name": "message.submitted",
-     *           "version": 1
-     *         },
-     *         "body": {
-     *           "text": "What is on today?"
-     *         }
-     *       }
-     *     ]
-     */
-    AppendBody: components['schemas']['OfferedRecord'][];
-    /**
-     * @description The envelopes of the landed batch, in cursor order.
-     * @example [
-     *       {
-     *         "at": 1795692226000,
-     *         "cursor": 2,
-     *         "idem": "hi0yViJS1aGUD44mn22hxg:0",
-     *         "kind": {
-     *           "name": "message.submitted",
-     *           "version": 1
-     *         },
-     *         "producer": "principal:ada",
-     *         "size": 28,
-     *         "stream": "5e5510a73f9a0c2e3f9a0c2e3f9a0c2e3f9a0c2e3f9a0c2e3f9a0c2e3f9a0c2e3f9a0c2e",
-     *         "to": null
-     *       }
-     *     ]
-     */
-    AppendAnswer: components['schemas']['Envelope'][];
-    /** @description The reason on an `Err` line of a tail (`reader_lagging`, `token_expired`, `read_failed`, …) and the cursor to tail again from. */
-    TailError: {
-      code: string;
-      message: string;
-      cursor: number | null;
-    };
-    /**
-     * @description One JSON line of a tail: key `Ok` or key `Err`.
-     * @example {
-     *       "Ok": {
-     *         "envelope": {
-     *           "at": 1795692226000,
-     *           "cursor": 2,
-     *           "idem": "hi0yViJS1aGUD44mn22hxg:0",
-     *           "kind": {
-     *             "name": "message.submitted",
-     *             "version": 1
-     *           },
-     *           "producer": "principal:ada",
-     *           "size": 28,
-     *           "stream": "5e5510a73f9a0c2e3f9a0c2e3f9a0c2e3f9a0c2e3f9a0c2e3f9a0c2e3f9a0c2e3f9a0c2e",
-     *           "to": null
-     *         },
-     *         "body": {
-     *           "text": "What is on today?"
-     *         }
-     *       }
-     *     }
-     */
-    TailLine:
-      | {
-          Ok: components['schemas']['LandedRecord'];
-        }
-      | {
-          Err: components['schemas']['TailError'];
-        };
-    /** @description A sealed layer: digest and size of the encrypted plaintext. */
-    Sealed: {
-      sealed: {
-        /** @description `hmac-sha256:<hex>`, keyed per tenant, of the RFC 8785 form of the plaintext: equal layers of one tenant have equal digests, and a guess cannot be checked against one. Layers sealed before keyed digests carry `sha256:<hex>`. */
-        digest: string;
-        size: number;
-      };
-    };
-    /** @description One failed field of a request. */
-    FieldError: {
-      /** @description Dotted path from the request part, e.g. `body.tools.3.name`. */
-      field: string;
-      /** @description Why the field was refused. */
-      reason: string;
-    };
-    /**
-     * @description A stable snake_case code from the catalog below; the status is always the one listed.
-     *
-     *     | code | status | meaning |
-     *     |---|---|---|
-     *     | `invalid_request` | 400 | The request does not fit the contract; `field` and `reason` say where, `errors` lists every failed field. |
-     *     | `malformed_json` | 400 | The body is not JSON, or is empty; `reason` names where it broke. |
-     *     | `too_deep` | 400 | The JSON body nests objects and arrays too deeply. |
-     *     | `empty_batch` | 400 | A batch of records holds no record. |
-     *     | `invalid_session_id` | 400 | The path id is not a session id (72 hex characters). |
-     *     | `invalid_endpoint` | 400 | An MCP endpoint is not an http or https URL. |
-     *     | `endpoint_refused` | 400 | The endpoint being linked, or a URL its server points at, is on an address the service does not connect to, or redirects off its host (`body.endpoint`). |
-     *     | `name_mismatch` | 400 | `body.name` differs from the path id. |
-     *     | `reserved_name` | 400 | The name is reserved by the service. |
-     *     | `unknown_secret` | 400 | A credential names a secret the tenant does not hold. |
-     *     | `return_to_not_allowed` | 400 | `return_to` is not on the service origin or an allowlisted one. |
-     *     | `invalid_state` | 400 | The OAuth callback `state` is unknown, used, expired, or for another connection. |
-     *     | `invalid_policy` | 400 | A policy does not compile against the tool surface; `field` and `reason` say where. |
-     *     | `tool_name_clash` | 400 | Two tools of the surface the model sees share one name. |
-     *     | `unresolved_reference` | 400 | The tenant config names an inference option, connection, tool or secret the tenant does not own. |
-     *     | `duplicate_member` | 400 | A user is listed twice among the tenant members. |
-     *     | `authorization_pending` | 400 | Poll again later: no owner has answered the proposal yet (RFC 8628 §3.5). |
-     *     | `slow_down` | 400 | Poll again later and less often; `interval` is the new interval (RFC 8628 §3.5). |
-     *     | `expired_token` | 400 | The proposal lapsed without an answer; propose again (RFC 8628 §3.5). |
-     *     | `access_denied` | 400 | An owner declined the proposal (RFC 8628 §3.5). |
-     *     | `unauthenticated` | 401 | No credential was sent (`WWW-Authenticate: Bearer`). |
-     *     | `invalid_token` | 401 | The credential does not verify, has expired, or no longer stands (`WWW-Authenticate: Bearer error="invalid_token"`). |
-     *     | `wrong_install` | 403 | The install key does not name this install. |
-     *     | `does_not_attach` | 403 | The token does not attach to this session. |
-     *     | `insufficient_scope` | 403 | The token lacks the scope this needs (RFC 6750 §3.1). |
-     *     | `filter_refused` | 403 | The write filter refused a record; nothing of the batch landed (`index`, `kind`, `reason`). |
-     *     | `not_executor` | 403 | Only an executor token claims calls. |
-     *     | `not_your_call` | 403 | The record is not a call addressed to this executor. |
-     *     | `not_member` | 403 | The user is not a member of the tenant. |
-     *     | `not_owner` | 403 | Only an owner of the tenant may do this. |
-     *     | `browser_mismatch` | 403 | The authorization was started in another browser. |
-     *     | `metrics_forbidden` | 403 | Metrics are served to this host only unless `METRICS_TOKEN` is set. |
-     *     | `not_found` | 404 | Nothing by that name is visible to the caller. |
-     *     | `route_not_found` | 404 | No route answers this method and path. |
-     *     | `session_not_found` | 404 | No such session under this caller. |
-     *     | `cause_not_found` | 404 | No record at that cursor is shown to this token. |
-     *     | `no_such_install` | 404 | The tenant has no such install. |
-     *     | `install_gone` | 404 | The install was deleted. |
-     *     | `no_such_request` | 404 | No such proposal, or it lapsed. |
-     *     | `connection_not_found` | 404 | The tenant owns no connection by that name. |
-     *     | `inference_not_found` | 404 | The tenant owns no inference option by that name. |
-     *     | `secret_not_found` | 404 | The tenant owns no secret by that name. |
-     *     | `version_conflict` | 409 | The resource changed under the request; read it and try again. |
-     *     | `idempotency_conflict` | 409 | The idempotency key already holds a different batch. |
-     *     | `session_archived` | 409 | The session is archived; nothing lands on it again. |
-     *     | `session_exists` | 409 | A session with this id exists already. |
-     *     | `session_live` | 409 | The session is still live; the opened face is served once it has ended. |
-     *     | `catalog_changed` | 409 | A connected MCP catalog changed since it was linked (`connections`). |
-     *     | `already_granted` | 409 | The proposal was granted already (`install`). |
-     *     | `request_declined` | 409 | An owner declined the proposal already. |
-     *     | `install_exists` | 409 | Another install holds this id. |
-     *     | `not_oauth` | 409 | The connection does not link through OAuth. |
-     *     | `authorization_not_needed` | 409 | The server no longer demands authorization; the connection is linked. |
-     *     | `connection_in_use` | 409 | Installs still reference the connection (`installs`). |
-     *     | `inference_in_use` | 409 | Installs still reference the inference option (`installs`). |
-     *     | `secret_in_use` | 409 | Inference options or connections still reference the secret (`inferences`, `connections`). |
-     *     | `payload_too_large` | 413 | The request body is over its size limit. |
-     *     | `too_many_records` | 413 | The batch holds more records than one append takes. |
-     *     | `record_too_large` | 413 | A record's body is over its size limit. |
-     *     | `unsupported_media_type` | 415 | The body must be `application/json`. |
-     *     | `rate_limited` | 429 | Over the rate limit; `Retry-After` says when to come back. |
-     *     | `too_many_tails` | 429 | Too many open tails; close one to open another (`limit`). |
-     *     | `internal` | 500 | The service failed; nothing is promised about the request. |
-     *     | `upstream_unreachable` | 502 | The MCP server could not be reached. |
-     *     | `upstream_timeout` | 502 | The MCP server did not answer in time. |
-     *     | `upstream_unreadable` | 502 | The MCP server answered something that is not valid MCP, or an HTTP error. |
-     *     | `upstream_authorization_required` | 502 | The MCP server demands authorization the service does not hold. |
-     *     | `upstream_authorization_failed` | 502 | The MCP server's authorization server refused registration or authorization. |
-     *     | `upstream_too_large` | 502 | The MCP server sent more than the service reads. |
-     *     | `upstream_catalog_too_large` | 502 | The MCP server's catalog is over the service's bounds. |
-     *     | `upstream_refused` | 502 | The MCP server, or a URL it points at, is on an address the service does not connect to, or redirects off its host. |
-     *     | `connection_authorizing` | 502 | A connection is waiting for authorization; its catalog cannot be read. |
-     *     | `oidc_unavailable` | 502 | The OpenID Connect issuer could not be read. |
-     *     | `store_unavailable` | 503 | A store of the service does not answer. |
-     *     | `store_busy` | 503 | The SQLite database stayed locked. |
-     *     | `store_closed` | 503 | The store is closed (the service is shutting down). |
-     *     | `store_failed` | 503 | A store write of the runtime failed. |
-     *     | `host_closed` | 503 | The actor host is shutting down. |
-     *     | `actor_failed` | 503 | A resource's actor failed to answer. |
-     *     | `effect_failed` | 503 | An effect of a resource's actor failed. |
-     *     | `unhealthy` | 503 | A health check fails (`checks`). |
-     * @enum {string}
-     */
-    ErrorCode:
-      | 'invalid_request'
-      | 'malformed_json'
-      | 'too_deep'
-      | 'empty_batch'
-      | 'invalid_session_id'
-      | 'invalid_endpoint'
-      | 'endpoint_refused'
-      | 'name_mismatch'
-      | 'reserved_name'
-      | 'unknown_secret'
-      | 'return_to_not_allowed'
-      | 'invalid_state'
-      | 'invalid_policy'
-      | 'tool_name_clash'
-      | 'unresolved_reference'
-      | 'duplicate_member'
-      | 'authorization_pending'
-      | 'slow_down'
-      | 'expired_token'
-      | 'access_denied'
-      | 'unauthenticated'
-      | 'invalid_token'
-      | 'wrong_install'
-      | 'does_not_attach'
-      | 'insufficient_scope'
-      | 'filter_refused'
-      | 'not_executor'
-      | 'not_your_call'
-      | 'not_member'
-      | 'not_owner'
-      | 'browser_mismatch'
-      | 'metrics_forbidden'
-      | 'not_found'
-      | 'route_not_found'
-      | 'session_not_found'
-      | 'cause_not_found'
-      | 'no_such_install'
-      | 'install_gone'
-      | 'no_such_request'
-      | 'connection_not_found'
-      | 'inference_not_found'
-      | 'secret_not_found'
-      | 'version_conflict'
-      | 'idempotency_conflict'
-      | 'session_archived'
-      | 'session_exists'
-      | 'session_live'
-      | 'catalog_changed'
-      | 'already_granted'
-      | 'request_declined'
-      | 'install_exists'
-      | 'not_oauth'
-      | 'authorization_not_needed'
-      | 'connection_in_use'
-      | 'inference_in_use'
-      | 'secret_in_use'
-      | 'payload_too_large'
-      | 'too_many_records'
-      | 'record_too_large'
-      | 'unsupported_media_type'
-      | 'rate_limited'
-      | 'too_many_tails'
-      | 'internal'
-      | 'upstream_unreachable'
-      | 'upstream_timeout'
-      | 'upstream_unreadable'
-      | 'upstream_authorization_required'
-      | 'upstream_authorization_failed'
-      | 'upstream_too_large'
-      | 'upstream_catalog_too_large'
-      | 'upstream_refused'
-      | 'connection_authorizing'
-      | 'oidc_unavailable'
-      | 'store_unavailable'
-      | 'store_busy'
-      | 'store_closed'
-      | 'store_failed'
-      | 'host_closed'
-      | 'actor_failed'
-      | 'effect_failed'
-      | 'unhealthy';
-    /** @description An RFC 9457 problem with a stable `code`. */
-    Problem: {
-      /** @description A URI naming the problem type; `about:blank` when the code says it all. */
-      type: string;
-      /** @description The HTTP status phrase. */
-      title: string;
-      status: number;
-      /** @description What went wrong, for a human. */
-      detail: string;
-      /** @description The request path. */
-      instance?: string;
-      code: components['schemas']['ErrorCode'];
-      /** @description Same as `detail`. */
-      message: string;
-      /** @description The field at fault, when one is. */
-      field?: string;
-      /** @description Why the field was refused. */
-      reason?: string;
-      /** @description Every failed field, when several failed. */
-      errors?: components['schemas']['FieldError'][];
-    };
-    /**
-     * @description The secret is still referenced.
-     * @example {
-     *       "type": "about:blank",
-     *       "title": "Conflict",
-     *       "status": 409,
-     *       "detail": "the secret helpdesk-token is still referenced",
-     *       "code": "secret_in_use",
-     *       "message": "the secret helpdesk-token is still referenced",
-     *       "connections": [
-     *         "helpdesk"
-     *       ],
-     *       "inferences": []
-     *     }
-     */
-    SecretInUseProblem: {
-      /** @description A URI naming the problem type; `about:blank` when the code says it all. */
-      type: string;
-      /** @description The HTTP status phrase. */
-      title: string;
-      status: number;
-      /** @description What went wrong, for a human. */
-      detail: string;
-      /** @description The request path. */
-      instance?: string;
-      code: components['schemas']['ErrorCode'];
-      /** @description Same as `detail`. */
-      message: string;
-      /** @description The field at fault, when one is. */
-      field?: string;
-      /** @description Why the field was refused. */
-      reason?: string;
-      /** @description Every failed field, when several failed. */
-      errors?: components['schemas']['FieldError'][];
-      /** @description Connections that send the secret. */
-      connections: string[];
-      /** @description Inference options that name the secret. */
-      inferences: string[];
-    };
-    /**
-     * @description Installs still reference the resource; `installs` names them.
-     * @example {
-     *       "type": "about:blank",
-     *       "title": "Conflict",
-     *       "status": 409,
-     *       "detail": "connection helpdesk is still used by installs in_2f7c9e1a5b3d4f6e8a0c2e4f6a8b0d1c",
-     *       "code": "connection_in_use",
-     *       "message": "connection helpdesk is still used by installs in_2f7c9e1a5b3d4f6e8a0c2e4f6a8b0d1c",
-     *       "installs": [
-     *         "in_2f7c9e1a5b3d4f6e8a0c2e4f6a8b0d1c"
-     *       ]
-     *     }
-     */
-    InUseByInstallsProblem: {
-      /** @description A URI naming the problem type; `about:blank` when the code says it all. */
-      type: string;
-      /** @description The HTTP status phrase. */
-      title: string;
-      status: number;
-      /** @description What went wrong, for a human. */
-      detail: string;
-      /** @description The request path. */
-      instance?: string;
-      code: components['schemas']['ErrorCode'];
-      /** @description Same as `detail`. */
-      message: string;
-      /** @description The field at fault, when one is. */
-      field?: string;
-      /** @description Why the field was refused. */
-      reason?: string;
-      /** @description Every failed field, when several failed. */
-      errors?: components['schemas']['FieldError'][];
-      /** @description The installs that reference it. */
-      installs: string[];
-    };
-    /**
-     * @description The write filter refused a record of the batch; nothing of the batch landed.
-     * @example {
-     *       "type": "about:blank",
-     *       "instance": "/sessions/5e5510a73f9a0c2e3f9a0c2e3f9a0c2e3f9a0c2e3f9a0c2e3f9a0c2e3f9a0c2e3f9a0c2e/events",
-     *       "title": "Forbidden",
-     *       "status": 403,
-     *       "detail": "record 0 is refused: principal:ada may land message.submitted@1 and turn.cancel@1 only, not turn.started@1",
-     *       "code": "filter_refused",
-     *       "message": "record 0 is refused: principal:ada may land message.submitted@1 and turn.cancel@1 only, not turn.started@1",
-     *       "index": 0,
-     *       "kind": {
-     *         "name": "turn.started",
-     *         "version": 1
-     *       },
-     *       "reason": "principal:ada may land message.submitted@1 and turn.cancel@1 only, not turn.started@1"
-     *     }
-     */
-    FilterRefusedProblem: {
-      /** @description A URI naming the problem type; `about:blank` when the code says it all. */
-      type: string;
-      /** @description The HTTP status phrase. */
-      title: string;
-      status: number;
-      /** @description What went wrong, for a human. */
-      detail: string;
-      /** @description The request path. */
-      instance?: string;
-      code: components['schemas']['ErrorCode'];
-      /** @description Same as `detail`. */
-      message: string;
-      /** @description The field at fault, when one is. */
-      field?: string;
-      /** @description Why the filter refused it. */
-      reason: string;
-      /** @description Every failed field, when several failed. */
-      errors?: components['schemas']['FieldError'][];
-      /** @description Index of the refused record in the batch. */
-      index: number;
-      kind: components['schemas']['Kind'];
-    };
-    /**
-     * @description The request was granted already; `install` is the install the grant created or kept.
-     * @example {
-     *       "type": "about:blank",
-     *       "title": "Conflict",
-     *       "status": 409,
-     *       "detail": "the request was granted already",
-     *       "code": "already_granted",
-     *       "message": "the request was granted already",
-     *       "install": "in_2f7c9e1a5b3d4f6e8a0c2e4f6a8b0d1c"
-     *     }
-     */
-    AlreadyGrantedProblem: {
-      /** @description A URI naming the problem type; `about:blank` when the code says it all. */
-      type: string;
-      /** @description The HTTP status phrase. */
-      title: string;
-      status: number;
-      /** @description What went wrong, for a human. */
-      detail: string;
-      /** @description The request path. */
-      instance?: string;
-      code: components['schemas']['ErrorCode'];
-      /** @description Same as `detail`. */
-      message: string;
-      /** @description The field at fault, when one is. */
-      field?: string;
-      /** @description Why the field was refused. */
-      reason?: string;
-      /** @description Every failed field, when several failed. */
-      errors?: components['schemas']['FieldError'][];
-      /** @description The install the grant created or kept. */
-      install: string;
-    };
-    /**
-     * @description A connected MCP catalog changed since it was linked; the session does not open.
-     * @example {
-     *       "type": "about:blank",
-     *       "title": "Conflict",
-     *       "status": 409,
-     *       "detail": "the catalog of helpdesk changed since it was linked; link it again",
-     *       "code": "catalog_changed",
-     *       "message": "the catalog of helpdesk changed since it was linked; link it again",
-     *       "connections": [
-     *         "helpdesk"
-     *       ]
-     *     }
-     */
-    CatalogChangedProblem: {
-      /** @description A URI naming the problem type; `about:blank` when the code says it all. */
-      type: string;
-      /** @description The HTTP status phrase. */
-      title: string;
-      status: number;
-      /** @description What went wrong, for a human. */
-      detail: string;
-      /** @description The request path. */
-      instance?: string;
-      code: components['schemas']['ErrorCode'];
-      /** @description Same as `detail`. */
-      message: string;
-      /** @description The field at fault, when one is. */
-      field?: string;
-      /** @description Why the field was refused. */
-      reason?: string;
-      /** @description Every failed field, when several failed. */
-      errors?: components['schemas']['FieldError'][];
-      /** @description Connections whose catalog changed. */
-      connections: string[];
-    };
-    /**
-     * @description Why a poll has no receipt yet (`authorization_pending`; `slow_down`: poll at `interval` from now on) or never will (`expired_token`; `access_denied`: an owner declined).
-     * @example {
-     *       "type": "about:blank",
-     *       "title": "Bad Request",
-     *       "status": 400,
-     *       "detail": "the owner has not consented yet",
-     *       "code": "authorization_pending",
-     *       "message": "the owner has not consented yet",
-     *       "error": "authorization_pending"
-     *     }
-     */
-    PollProblem: {
-      /** @description A URI naming the problem type; `about:blank` when the code says it all. */
-      type: string;
-      /** @description The HTTP status phrase. */
-      title: string;
-      status: number;
-      /** @description What went wrong, for a human. */
-      detail: string;
-      /** @description The request path. */
-      instance?: string;
-      code: components['schemas']['ErrorCode'];
-      /** @description Same as `detail`. */
-      message: string;
-      /** @description The field at fault, when one is. */
-      field?: string;
-      /** @description Why the field was refused. */
-      reason?: string;
-      /** @description Every failed field, when several failed. */
-      errors?: components['schemas']['FieldError'][];
-      /** @enum {string} */
-      error: 'authorization_pending' | 'slow_down' | 'expired_token' | 'access_denied';
-      /** @description The interval to poll at from now on, in ms (`slow_down`). */
-      interval?: number;
     };
     /** @description How a failed inference is retried. */
     Retry: {

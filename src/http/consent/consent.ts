@@ -18,7 +18,8 @@ import { ConsentRead, DeclineAnswer, RequestParams } from '../../schemas/vendor.
 import { consoleCaller, requireMember, requireOwner } from '../../console/caller.ts';
 import { BODY_PROBLEMS, problemResponses } from '../openapi-responses.ts';
 import { PROBLEM_MEDIA_TYPE } from '../problem.ts';
-import { oauthScript, sendPage, wantsPage, type PageSignIn } from './page.ts';
+import { oauthScript, pageSignIn } from '../signin/page-signin.ts';
+import { sendPage, wantsPage } from './page.ts';
 
 export interface ConsentDeps {
   readonly controlStore: ControlStore;
@@ -28,18 +29,6 @@ export interface ConsentDeps {
   readonly oidc: OidcVerifier | undefined;
   /** `OPERATOR_GRANT`; absent, on only without an issuer (as `POST /console/token`). */
   readonly operatorGrant?: boolean;
-}
-
-/** What the page offers to sign in with. */
-async function pageSignIn(deps: ConsentDeps): Promise<PageSignIn> {
-  const { oidc } = deps;
-  return {
-    oidc:
-      oidc === undefined
-        ? null
-        : { issuer: oidc.issuer, clientId: oidc.audience, origins: await oidc.browserOrigins() },
-    operatorGrant: deps.operatorGrant ?? oidc === undefined,
-  };
 }
 
 /** Registers `GET /consent/{request}` (JSON or the page), its consent and its decline. */

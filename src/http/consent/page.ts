@@ -10,57 +10,34 @@
  * embedded default). The identity provider sends the browser back to `/consent/signed-in`,
  * the same page, which finishes the exchange and returns to the request.
  *
- * The page, its style and its three scripts (the form, the sign-in, then the page logic)
- * are files beside this module, read once; oauth4webapi is served from its package as one
- * ES module (`/consent/oauth4webapi.js`), which the sign-in imports when it is used. They
- * are served under a fresh nonce with a Content-Security-Policy that allows nothing else:
+ * The page, its style and its scripts (the form, then the page logic) are files beside
+ * this module, read once; the sign-in script and oauth4webapi, served from its package as
+ * one ES module (`/consent/oauth4webapi.js`) that the sign-in imports when it is used, are
+ * shared with the console (`../signin/page-signin.ts`). They are served under a fresh nonce with a Content-Security-Policy that allows nothing else:
  * no other script or style, requests only to this origin and the identity provider's, no
  * framing, no forms posted anywhere. The console token never reaches the server in a URL:
  * the page takes it from its fragment (`#token=…`), which browsers do not send, or mints
  * it through `POST /console/token`.
  */
 import { readFileSync } from 'node:fs';
-import { readFile } from 'node:fs/promises';
-import { createRequire } from 'node:module';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { Entropy } from '../../clock.ts';
+import {
+  pageHeaders,
+  signInConfig,
+  SIGN_IN_SCRIPT,
+  type PageSignIn,
+} from '../signin/page-signin.ts';
 
 const asset = (name: string) => readFileSync(new URL(`./page/${name}`, import.meta.url), 'utf8');
 
 const TEMPLATE = asset('consent.html');
 const STYLE = asset('consent.css');
 const FORM = asset('form.js');
-const SIGN_IN = asset('signin.js');
 const SCRIPT = asset('consent.js');
 
-/** How the page lets an owner sign in; the page reads it from its own markup. */
-export interface PageSignIn {
-  /** `CONSOLE_OIDC_ISSUER` and the client the page signs in as; null without an issuer. */
-  readonly oidc: {
-    readonly issuer: string;
-    readonly clientId: string;
-    /** Origins the browser talks to while signing in (discovery and token endpoint). */
-    readonly origins: readonly string[];
-  } | null;
-  /** Whether the operator token may be pasted (the operator grant is on). */
-  readonly operatorGrant: boolean;
-}
-
-let oauthModule: Promise<string> | undefined;
-
-/**
- * oauth4webapi's browser build: one ES module that imports nothing, read from the installed
- * package on first use and kept (its source map comment dropped: the map is not served).
- */
-export function oauthScript(): Promise<string> {
-  oauthModule ??= readFile(createRequire(import.meta.url).resolve('oauth4webapi'), 'utf8').then(
-    (source) => source.replace(/^\/\/# sourceMappingURL=.*$/m, ''),
-  );
-  oauthModule.catch(() => {
-    oauthModule = undefined;
-  });
-  return oauthModule;
-}
+/** Relative to `/consent/…`: the exchange, the served client, `/consent/signed-in`. */
+const PATHS = { token: '../console/token', oauth: './oauth4webapi.js', redirect: 'signed-in' };
 
 /** The quality a client's `Accept` header gives `type` (`*` ranges count), 0 when absent. */
 function quality(accept: string, type: string): { q: number; exact: boolean } {
@@ -90,38 +67,18 @@ export function wantsPage(request: FastifyRequest): boolean {
 /** Sends the consent page, with what its sign-in offers, under its policy headers. */
 export function sendPage(reply: FastifyReply, entropy: Entropy, signIn: PageSignIn): FastifyReply {
   const nonce = entropy.bytes(16).toString('base64');
-  // Read by the page as data (never run); `<` escaped so it cannot close its element.
-  const config = JSON.stringify({
-    oidc:
-      signIn.oidc === null ? null : { issuer: signIn.oidc.issuer, clientId: signIn.oidc.clientId },
-    operatorGrant: signIn.operatorGrant,
-  }).replaceAll('<', '\\u003c');
+  // Read by the page as data (never run).
+  const config = signInConfig(signIn, PATHS);
   // Function replacements: `$` sequences in the assets stay as they are.
   const html = TEMPLATE.replaceAll('{{nonce}}', nonce)
     .replace('/*CONFIG*/', () => config)
     .replace('/*STYLE*/', () => STYLE)
     .replace('/*FORM*/', () => FORM)
-    .replace('/*SIGNIN*/', () => SIGN_IN)
+    .replace('/*SIGNIN*/', () => SIGN_IN_SCRIPT)
     .replace('/*SCRIPT*/', () => SCRIPT);
-  const connect = ["'self'", ...(signIn.oidc?.origins ?? [])].join(' ');
   return reply
     .code(200)
-    .headers({
-      'content-security-policy': [
-        "default-src 'none'",
-        `script-src 'nonce-${nonce}'`,
-        `style-src 'nonce-${nonce}'`,
-        `connect-src ${connect}`,
-        "img-src 'self'",
-        "base-uri 'none'",
-        "form-action 'none'",
-        "frame-ancestors 'none'",
-      ].join('; '),
-      'cache-control': 'no-store',
-      'referrer-policy': 'no-referrer',
-      'x-content-type-options': 'nosniff',
-      vary: 'Accept',
-    })
+    .headers(pageHeaders(nonce, signIn))
     .type('text/html; charset=utf-8')
     .serializer((payload) => payload as string)
     .send(html);

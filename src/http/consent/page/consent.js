@@ -1,9 +1,9 @@
 /* The consent page's script: plain browser JavaScript,
- * no build step. It signs the owner in (signin.js, loaded before it as `ConsentSignIn`),
+ * no build step. It signs the owner in (signin.js, loaded before it as `PageSignIn`),
  * shows who is consenting for which tenant, reads the proposal and the tenant's options and
  * connections through the JSON API, and consents through the form of form.js (loaded
  * first, as `ConsentForm`) or declines. */
-/* global document, location, history, sessionStorage, fetch, URL, URLSearchParams, ConsentForm, ConsentSignIn */
+/* global document, location, history, sessionStorage, fetch, URL, URLSearchParams, ConsentForm, PageSignIn */
 'use strict';
 
 (() => {
@@ -15,7 +15,7 @@
   const named = location.pathname.split('/').pop() ?? '';
   const request = REQUEST_ID.test(named) ? named : null;
   const form = ConsentForm;
-  const signIn = ConsentSignIn;
+  const signIn = PageSignIn;
   /** Where each field path of the last submission is shown: path → element. */
   let fieldPlaces = new Map();
   let token = null;

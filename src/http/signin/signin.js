@@ -1,29 +1,31 @@
-/* The consent page's sign-in: plain browser JavaScript, no build step.
- * An owner gets a console token from `POST /console/token` in one of two ways, as the
- * service offers them in the page's `page-config` data:
+/* The sign-in of the service's pages (the consent page and the console): plain browser
+ * JavaScript, no build step. A user gets a console token from `POST /console/token` in one
+ * of two ways, as the service offers them in the page's `page-config` data:
  * - OpenID Connect (`CONSOLE_OIDC_ISSUER`): authorization code with PKCE (RFC 7636) and a
  *   nonce, through oauth4webapi, which the service serves from its own origin and this
- *   script imports only when it is used. The provider sends the browser back to
- *   `/consent/signed-in`; the code is exchanged there for an ID token, and the ID token for
- *   a console token of the tenant the owner named;
+ *   script imports only when it is used. The provider sends the browser back to the page's
+ *   redirect address; the code is exchanged there for an ID token, and the ID token for
+ *   a console token of the tenant the user named;
  * - the operator grant (the embedded default): the operator token, pasted, with a user and
  *   a tenant.
  * Nothing here keeps a token beyond this tab's sessionStorage. */
 /* global document, location, history, sessionStorage, fetch, URL, atob */
 'use strict';
 
-// A top-level binding of a classic script: the page script (consent.js) reads it.
+// A top-level binding of a classic script: the page script (consent.js, console.js) reads it.
 // eslint-disable-next-line @typescript-eslint/no-unused-vars
-const ConsentSignIn = (() => {
+const PageSignIn = (() => {
   const config = JSON.parse(document.getElementById('page-config').textContent);
+  /** Where this page's token exchange, OpenID Connect client and redirect URI are, relative to it. */
+  const at = (name) => new URL(config.paths[name], location.href);
   /** What a started OpenID Connect sign-in needs when the browser comes back. */
-  const PENDING = 'consentSignIn';
+  const PENDING = 'pageSignIn';
 
   /** `POST /console/token`; answers the console token or throws with the service's words. */
   async function exchange(body, bearer) {
     const headers = { accept: 'application/json', 'content-type': 'application/json' };
     if (bearer !== undefined) headers.authorization = `Bearer ${bearer}`;
-    const response = await fetch(new URL('../console/token', location.href), {
+    const response = await fetch(at('token'), {
       method: 'POST',
       headers,
       body: JSON.stringify(body),
@@ -32,7 +34,13 @@ const ConsentSignIn = (() => {
     });
     const data = await response.json().catch(() => null);
     if (response.status !== 200) {
-      throw new Error(data?.message ?? `The service refused the sign-in (${response.status}).`);
+      const error = new Error(
+        data?.message ?? `The service refused the sign-in (${response.status}).`,
+      );
+      // The problem's field and status, so a page can show the error beside its cause.
+      error.field = data?.field ?? null;
+      error.status = response.status;
+      throw error;
     }
     return data.token;
   }
@@ -42,18 +50,23 @@ const ConsentSignIn = (() => {
     return exchange({ user, tenant }, operatorToken);
   }
 
-  /** Where the provider sends the browser back: one fixed address beside every request. */
-  const redirectUri = () => new URL('signed-in', location.href).href;
+  /** Where the provider sends the browser back: one fixed address per page. */
+  const redirectUri = () => at('redirect').href;
 
   /** oauth4webapi and the provider's metadata (OpenID Connect Discovery). */
   async function provider() {
-    const oauth = await import('./oauth4webapi.js');
+    const oauth = await import(at('oauth').href);
     const issuer = new URL(config.oidc.issuer);
     // An http issuer is one the operator configured so (a local provider): allowed as such.
     const options = issuer.protocol === 'http:' ? { [oauth.allowInsecureRequests]: true } : {};
     const response = await oauth.discoveryRequest(issuer, { algorithm: 'oidc', ...options });
     const as = await oauth.processDiscoveryResponse(issuer, response);
     return { oauth, as, options, client: { client_id: config.oidc.clientId } };
+  }
+
+  /** Another tenant's console token for the ID token a sign-in answered (kept in memory only). */
+  function reexchange(idToken, tenant) {
+    return exchange({ subject_token: idToken, tenant });
   }
 
   /** Sends the browser to the provider; `request` is where to come back to. */
@@ -76,7 +89,7 @@ const ConsentSignIn = (() => {
   }
 
   /**
-   * On `/consent/signed-in`: checks the provider's answer against the sign-in this tab
+   * Back at the redirect address: checks the provider's answer against the sign-in this tab
    * started, exchanges the code, then the ID token; answers the console token and the
    * request to return to.
    */
@@ -103,7 +116,7 @@ const ConsentSignIn = (() => {
       requireIdToken: true,
     });
     const token = await exchange({ subject_token: result.id_token, tenant: pending.tenant });
-    return { token, request: pending.request };
+    return { token, request: pending.request, idToken: result.id_token };
   }
 
   /** The user and tenant a console token names, for display only (the service checks it). */
@@ -117,5 +130,5 @@ const ConsentSignIn = (() => {
     }
   }
 
-  return { config, operator, startOidc, finishOidc, who };
+  return { config, operator, reexchange, startOidc, finishOidc, who };
 })();
