@@ -1,5 +1,5 @@
 /**
- * The console at `GET /console` (issue 17, first slice): the page a tenant owner keeps
+ * The console at `GET /console`: the page a tenant owner keeps
  * open, served by the service itself with nothing from elsewhere and no build step. Its
  * scripts call the JSON API and the WebSocket tail as any dashboard would, all through
  * `api.js` (to be switched for the typed client package once browsers can load it).
