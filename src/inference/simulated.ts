@@ -60,6 +60,34 @@ export function render(instructions: string | null, prompt: readonly PromptItem[
   return (instructions === null ? parts : [`system: ${instructions}`, ...parts]).join('\n');
 }
 
+/**
+ * Each item's length as `render` writes it, kept per item object: a transcript's items
+ * never change once added, and a long conversation's whole prompt is counted at every
+ * inference (writing it out each time made a turn cost the length of the session).
+ */
+const renderedLengths = new WeakMap<PromptItem, number>();
+
+function renderedLength(item: PromptItem): number {
+  let length = renderedLengths.get(item);
+  if (length === undefined) {
+    length = renderItem(item).length;
+    renderedLengths.set(item, length);
+  }
+  return length;
+}
+
+/** `render(instructions, prompt).length`, without writing the prompt out. */
+export function renderedSize(instructions: string | null, prompt: readonly PromptItem[]): number {
+  let size = instructions === null ? 0 : `system: ${instructions}`.length;
+  let parts = instructions === null ? 0 : 1;
+  for (const item of prompt) {
+    size += renderedLength(item);
+    parts += 1;
+  }
+  // `render` joins the parts with one newline between each two.
+  return size + Math.max(0, parts - 1);
+}
+
 interface Directives {
   readonly calls: readonly { readonly name: string; readonly args: Record<string, unknown> }[];
   readonly fail: number;
@@ -133,7 +161,7 @@ export class SimulatedProvider implements InferenceProvider {
   readonly key = MODEL;
 
   promptTokens(instructions: string | null, prompt: readonly PromptItem[]): number {
-    return tokensOf(render(instructions, prompt));
+    return Math.ceil(renderedSize(instructions, prompt) / 4);
   }
 
   async infer(request: InferenceRequest): Promise<InferenceAnswer> {

@@ -1,10 +1,16 @@
+import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import {
   InferenceFailure,
   type InferenceRequest,
   type PromptItem,
 } from '../../src/inference/provider.ts';
-import { render, SimulatedProvider, tokensOf } from '../../src/inference/simulated.ts';
+import {
+  render,
+  renderedSize,
+  SimulatedProvider,
+  tokensOf,
+} from '../../src/inference/simulated.ts';
 
 const provider = new SimulatedProvider();
 const params = { max_tokens: null, stop: [], temperature: null, top_p: null };
@@ -43,6 +49,42 @@ describe('the simulated provider (row 91)', () => {
     );
     // Deterministic: the same prompt gives the same answer.
     expect(await ask(prompt, { instructions: 'be brief' })).toEqual(answer);
+  });
+
+  it('counts the prompt as long as render writes it, for any prompt, items counted once or again', () => {
+    const item = fc.oneof(
+      fc.record({ role: fc.constant('user' as const), text: fc.string() }),
+      fc.record({ role: fc.constant('summary' as const), text: fc.string() }),
+      fc.record({
+        role: fc.constant('tool' as const),
+        tool: fc.string(),
+        call: fc.string(),
+        ok: fc.boolean(),
+        content: fc.string(),
+      }),
+      fc.record({
+        role: fc.constant('assistant' as const),
+        text: fc.option(fc.string(), { nil: null }),
+        toolCalls: fc.array(
+          fc.record({
+            id: fc.string(),
+            name: fc.string(),
+            args: fc.dictionary(fc.string(), fc.jsonValue()),
+          }),
+          { maxLength: 3 },
+        ),
+      }),
+    );
+    fc.assert(
+      fc.property(fc.option(fc.string(), { nil: null }), fc.array(item), (instructions, items) => {
+        const prompt = items as PromptItem[];
+        expect(renderedSize(instructions, prompt)).toBe(render(instructions, prompt).length);
+        // Again, with each item's length now remembered, and the prompt grown by one.
+        const grown = [...prompt, { role: 'user', text: 'next' } as const];
+        expect(renderedSize(instructions, grown)).toBe(render(instructions, grown).length);
+      }),
+      { numRuns: 300 },
+    );
   });
 
   it('asks for each /call line, numbering calls through the turn, then quotes their results', async () => {
