@@ -164,16 +164,22 @@ export class SessionDriver {
   #plan(now: number): Step {
     const { state, provider, option } = this.#session;
     const context = state.context;
-    const prompt = state.transcript.prompt();
+    // The prompt is measured only where `plan` reads it, before an inference: measuring
+    // costs the length of the conversation, and a turn plans several steps.
+    const measured = state.phase === 'inferring' && context.owed.length === 0;
     // §6.3: what came before the turn's first message can be summarised, once.
     const before = Math.min(...context.inputs, context.turn ?? Infinity) - 1;
     const through =
-      Number.isFinite(before) && state.transcript.hasItemsThrough(before) ? before : null;
+      measured && Number.isFinite(before) && state.transcript.hasItemsThrough(before)
+        ? before
+        : null;
     return plan({
       phase: state.phase,
       context,
       now,
-      promptTokens: provider.promptTokens(state.basics.instructions, prompt),
+      promptTokens: measured
+        ? provider.promptTokens(state.basics.instructions, state.transcript.prompt())
+        : 0,
       compactAt: option.compact_at,
       compactThrough: through,
       idleArchiveAt: context.lastAt + this.#deps.idleArchiveMs,

@@ -17,7 +17,11 @@ export interface PlanInput {
   readonly phase: TurnPhase;
   readonly context: TurnContext;
   readonly now: number;
-  /** Prompt tokens of the next inference (instructions and transcript). */
+  /**
+   * Prompt tokens of the next inference (instructions and transcript). Read only while
+   * inferring with nothing owed, so a caller may give 0 elsewhere (measuring costs the
+   * length of the conversation).
+   */
   readonly promptTokens: number;
   /** 2.13 `compact_at` of the session's inference option. */
   readonly compactAt: number;

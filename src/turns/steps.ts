@@ -125,6 +125,13 @@ function backoffMs(option: InferenceValue): number {
  * `inference.failed` (with `retry_in`, null once attempts are spent) on a failure, nothing
  * when it was aborted because the turn moved on (a cancel, an archive) or the driver stops.
  */
+/**
+ * Why an inference is aborted: the round moved on (its answer landed, a cancel, an
+ * archive) or the driver stops. One reason for all, made once: an abort without one makes
+ * a DOMException, stack trace and all, and every turn's own answer aborts its attempt.
+ */
+const SUPERSEDED = new Error('the inference is no longer wanted');
+
 export async function infer(ctx: StepContext): Promise<void> {
   const { state } = ctx;
   const { turn, round, attempts } = state.context;
@@ -133,10 +140,12 @@ export async function infer(ctx: StepContext): Promise<void> {
   const controller = new AbortController();
   const stopListening = state.listen(() => {
     const c = state.context;
-    if (state.phase !== 'inferring' || c.turn !== turn || c.round !== round) controller.abort();
+    if (state.phase !== 'inferring' || c.turn !== turn || c.round !== round) {
+      controller.abort(SUPERSEDED);
+    }
   });
   const onStop = (): void => {
-    controller.abort();
+    controller.abort(SUPERSEDED);
   };
   ctx.signal.addEventListener('abort', onStop, { once: true });
   const key = stepKey.attempt(turn, round, attempt);
