@@ -1,4 +1,5 @@
-/* The consent page's sign-in: plain browser JavaScript, no build step.
+/* The consent page's sign-in: plain browser JavaScript, no build step. It also loads the
+ * service's typed client, through which the page makes every call to the service.
  * An owner gets a console token from `POST /console/token` in one of two ways, as the
  * service offers them in the page's `page-config` data:
  * - OpenID Connect (`CONSOLE_OIDC_ISSUER`): authorization code with PKCE (RFC 7636) and a
@@ -19,22 +20,33 @@ const ConsentSignIn = (() => {
   /** What a started OpenID Connect sign-in needs when the browser comes back. */
   const PENDING = 'consentSignIn';
 
+  let loaded = null;
+
+  /**
+   * The service's typed client (the `@agent-session-service/client` package, which the
+   * service serves from this origin as `./client/*.ts`, the import map in the page naming
+   * its `openapi-fetch`): imported when the page first calls, then kept. Every refusal it
+   * answers throws its `ServiceProblem` (`status`, `code`, `message`, the whole `body`).
+   */
+  function service() {
+    loaded ??= import('./client/index.ts').then((client) =>
+      client.createClient({
+        // The service's root: the page is `/consent/<request>` or `/consent/signed-in`.
+        baseUrl: new URL('..', location.href).href,
+        // No cached answer, no cookie: every call carries its bearer token and nothing else.
+        fetch: (request) => fetch(request, { cache: 'no-store', credentials: 'omit' }),
+      }),
+    );
+    loaded.catch(() => {
+      loaded = null;
+    });
+    return loaded;
+  }
+
   /** `POST /console/token`; answers the console token or throws with the service's words. */
   async function exchange(body, bearer) {
-    const headers = { accept: 'application/json', 'content-type': 'application/json' };
-    if (bearer !== undefined) headers.authorization = `Bearer ${bearer}`;
-    const response = await fetch(new URL('../console/token', location.href), {
-      method: 'POST',
-      headers,
-      body: JSON.stringify(body),
-      cache: 'no-store',
-      credentials: 'omit',
-    });
-    const data = await response.json().catch(() => null);
-    if (response.status !== 200) {
-      throw new Error(data?.message ?? `The service refused the sign-in (${response.status}).`);
-    }
-    return data.token;
+    const answer = await (await service()).signIn(body, bearer);
+    return answer.token;
   }
 
   /** The operator grant: a console token for `user` on `tenant`. */
@@ -117,5 +129,5 @@ const ConsentSignIn = (() => {
     }
   }
 
-  return { config, operator, startOidc, finishOidc, who };
+  return { config, service, operator, startOidc, finishOidc, who };
 })();

@@ -1,0 +1,76 @@
+/**
+ * The typed client (`packages/client`, issue 16) served to this service's own pages, so a
+ * page calls the API through the same package vendors use, from this origin, with no
+ * bundler and nothing from a CDN. The package is TypeScript of erasable syntax only: each
+ * module is read once and served as JavaScript after `stripTypeScriptTypes` (types become
+ * whitespace, so lines and columns stay those of the source), under its own name, so the
+ * package's `./x.ts` imports resolve among the served files. Its one bare import,
+ * `openapi-fetch`, is served beside it from the installed package (an ES module that
+ * imports nothing); a page maps it with the import map `clientImportMap` writes.
+ */
+import { readdirSync, readFileSync } from 'node:fs';
+import { createRequire, stripTypeScriptTypes } from 'node:module';
+import type { FastifyInstance } from 'fastify';
+
+/** The package's folder: beside `src/` in this repository, as in every install of it. */
+const PACKAGE = new URL('../../packages/client/', import.meta.url);
+
+/** The file `openapi-fetch` is served as, under the prefix. */
+const OPENAPI_FETCH = 'openapi-fetch.js';
+
+let modules: ReadonlyMap<string, string> | undefined;
+
+/**
+ * Every module of the package as JavaScript, by its path under `src/` (`client.ts`,
+ * `executor/run.ts`), and `openapi-fetch.js`; read and stripped on first use, then kept.
+ */
+function clientModules(): ReadonlyMap<string, string> {
+  if (modules !== undefined) return modules;
+  const source = new URL('src/', PACKAGE);
+  const found = new Map<string, string>();
+  const files = readdirSync(source, { recursive: true, encoding: 'utf8' }).filter((file) =>
+    file.endsWith('.ts'),
+  );
+  for (const file of files.sort()) {
+    const path = file.split('\\').join('/');
+    // Throws on syntax that is not erasable (an enum, a namespace): caught at start-up.
+    found.set(path, stripTypeScriptTypes(readFileSync(new URL(path, source), 'utf8')));
+  }
+  // The package's dependency, resolved from the package (a production install keeps it).
+  const fromPackage = createRequire(new URL('package.json', PACKAGE));
+  const fetchModule = fromPackage.resolve('openapi-fetch/dist/index.mjs');
+  // Its source map is not served: drop the comment that names it.
+  const fetchSource = readFileSync(fetchModule, 'utf8');
+  found.set(OPENAPI_FETCH, fetchSource.replace(/^\/\/# sourceMappingURL=.*$/m, ''));
+  modules = found;
+  return found;
+}
+
+/**
+ * Registers `GET <prefix>/<module>` for every module of the client package (e.g.
+ * `<prefix>/index.ts`, `<prefix>/executor/run.ts`) and `GET <prefix>/openapi-fetch.js`,
+ * each served as JavaScript. The routes stay out of the OpenAPI document: they are assets
+ * of the pages, not part of the API. A page imports `<prefix>/index.ts` after the import
+ * map of `clientImportMap`.
+ */
+export function clientAssetRoutes(app: FastifyInstance, prefix: string): void {
+  for (const [path, script] of clientModules()) {
+    app.get(`${prefix}/${path}`, { schema: { hide: true } }, (_request, reply) =>
+      reply
+        .headers({ 'cache-control': 'no-cache', 'x-content-type-options': 'nosniff' })
+        .type('text/javascript; charset=utf-8')
+        .send(script),
+    );
+  }
+}
+
+/**
+ * The import map (JSON for a `<script type="importmap">`) a page needs before it imports
+ * the client: `openapi-fetch` mapped to its served copy. `base` is where the page sees
+ * the prefix, absolute or relative to the page (`./client`); `<` is escaped so the JSON
+ * cannot close its element.
+ */
+export function clientImportMap(base: string): string {
+  const imports = { 'openapi-fetch': `${base}/${OPENAPI_FETCH}` };
+  return JSON.stringify({ imports }).replaceAll('<', '\\u003c');
+}
