@@ -11,6 +11,10 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import { createRequire, stripTypeScriptTypes } from 'node:module';
 import type { FastifyInstance } from 'fastify';
+import type { ZodTypeProvider } from 'fastify-type-provider-zod';
+import { z } from 'zod';
+import { NotFound } from '../errors.ts';
+import { problemResponses } from './openapi-responses.ts';
 
 /** The package's folder: beside `src/` in this repository, as in every install of it. */
 const PACKAGE = new URL('../../packages/client/', import.meta.url);
@@ -47,19 +51,47 @@ function clientModules(): ReadonlyMap<string, string> {
 }
 
 /**
- * Registers `GET <prefix>/<module>` for every module of the client package (e.g.
- * `<prefix>/index.ts`, `<prefix>/executor/run.ts`) and `GET <prefix>/openapi-fetch.js`,
- * each served as JavaScript. The routes stay out of the OpenAPI document: they are assets
- * of the pages, not part of the API. A page imports `<prefix>/index.ts` after the import
- * map of `clientImportMap`.
+ * Registers `GET <prefix>/{module}` and, for each folder of the package,
+ * `GET <prefix>/<folder>/{module}` (e.g. `<prefix>/index.ts`, `<prefix>/executor/run.ts`,
+ * `<prefix>/openapi-fetch.js`), each module served as JavaScript and documented as such.
+ * A page imports `<prefix>/index.ts` after the import map of `clientImportMap`.
  */
 export function clientAssetRoutes(app: FastifyInstance, prefix: string): void {
-  for (const [path, script] of clientModules()) {
-    app.get(`${prefix}/${path}`, { schema: { hide: true } }, (_request, reply) =>
-      reply
-        .headers({ 'cache-control': 'no-cache', 'x-content-type-options': 'nosniff' })
-        .type('text/javascript; charset=utf-8')
-        .send(script),
+  const served = clientModules();
+  const folders = new Set([...served.keys()].map((path) => path.replace(/[^/]*$/, '')));
+  for (const folder of folders) {
+    app.withTypeProvider<ZodTypeProvider>().get(
+      `${prefix}/${folder}:module`,
+      {
+        // Static text kept in memory, and a page imports a dozen of them at once: counting
+        // them against the `open` family (20 a second) would refuse a page's second load.
+        config: { rateLimit: false },
+        schema: {
+          summary: `The typed client for pages: ${folder === '' ? 'a module' : `a module of ${folder}`}`,
+          description:
+            'A module of the typed client package (`packages/client/src`) as JavaScript, its types stripped, or `openapi-fetch.js`, its one dependency: what the service’s own pages import to call this API, from this origin.',
+          tags: ['service'],
+          params: z.object({
+            module: z.string().describe('The module’s file name, e.g. `index.ts`.'),
+          }),
+          response: {
+            200: {
+              description: 'JavaScript.',
+              content: { 'text/javascript': { schema: z.string().describe('An ES module.') } },
+            },
+            ...problemResponses(404),
+          },
+        },
+      },
+      (request, reply) => {
+        const script = served.get(`${folder}${request.params.module}`);
+        if (script === undefined)
+          throw new NotFound('not_found', `the client has no module ${request.params.module}`);
+        void reply
+          .headers({ 'cache-control': 'no-cache', 'x-content-type-options': 'nosniff' })
+          .type('text/javascript; charset=utf-8');
+        return script;
+      },
     );
   }
 }

@@ -104,6 +104,8 @@ export const PATH_EXAMPLES: Readonly<Record<string, Readonly<Record<string, stri
   '/inferences/{id}': { id: 'default' },
   '/connections/{id}': { id: 'helpdesk' },
   '/connections/{id}/authorize': { id: 'helpdesk' },
+  '/consent/client/{module}': { module: 'index.ts' },
+  '/consent/client/executor/{module}': { module: 'run.ts' },
 };
 
 /** The query parameters the examples go with, by path template. */
