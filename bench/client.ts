@@ -41,8 +41,8 @@ import { loadAverage, ms, rate, table } from './table.ts';
 import { Deployment } from './turns-deployment.ts';
 
 const WRITERS = 8;
-const ROUNDS = 3;
-const ROUND_SECONDS = Number(process.env.BENCH_ROUND_SECONDS ?? 4);
+const ROUNDS = 5;
+const ROUND_SECONDS = Number(process.env.BENCH_ROUND_SECONDS ?? 3);
 const TAIL_RECORDS = Number(process.env.BENCH_TAIL_RECORDS ?? 20_000);
 const TAIL_READS = 2;
 /** Issue 16: the client's overhead within 10%. */
