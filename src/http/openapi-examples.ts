@@ -105,6 +105,8 @@ export const PATH_EXAMPLES: Readonly<Record<string, Readonly<Record<string, stri
   '/connections/{id}': { id: 'helpdesk' },
   '/connections/{id}/authorize': { id: 'helpdesk' },
   '/console/statecharts/{machine}': { machine: 'turn' },
+  '/consent/client/{module}': { module: 'index.ts' },
+  '/consent/client/executor/{module}': { module: 'run.ts' },
 };
 
 /** The query parameters the examples go with, by path template. */

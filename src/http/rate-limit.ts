@@ -1,8 +1,9 @@
 /**
  * Rate limits (decisions row 86) through `@fastify/rate-limit`.
  *
- * Every route but `GET /health` and `GET /openapi.json` (`config.rateLimit: false`)
- * belongs to one family, each with its own limit and its own buckets:
+ * Every route but `GET /health`, `GET /openapi.json` and the client modules served to
+ * pages (`client-assets.ts`), which say `config.rateLimit: false`, belongs to one family,
+ * each with its own limit and its own buckets:
  *
  * | family     | routes                                                      | default      |
  * | ---------- | ----------------------------------------------------------- | ------------ |

@@ -60,6 +60,14 @@ describe('the consent page with an address that names no request', () => {
     await page.locator('#vendor-name').waitFor();
     expect(requested).toContain(`/consent/${proposal.request}`);
     expect(requested).toContain('/inferences');
+    // Its calls go through the typed client package, served from this origin as modules.
+    expect(requested).toEqual(
+      expect.arrayContaining([
+        '/consent/client/index.ts',
+        '/consent/client/owner.ts',
+        '/consent/client/openapi-fetch.js',
+      ]),
+    );
     await page.close();
   });
 });

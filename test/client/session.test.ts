@@ -40,6 +40,21 @@ describe('the client', () => {
     expect(status.head).toBe(4);
   });
 
+  it('ends a tail at `to` when its last record arrives, without waiting to reconnect', async () => {
+    // A reconnect would wait a minute: a tail that waits for one cannot end in time.
+    const slow = createClient({
+      baseUrl: h.base,
+      installKey: h.install.key,
+      retry: { baseDelayMs: 60_000 },
+    });
+    const session = slow.session(await slow.openSession('ada'));
+    await session.append([message('one'), message('two')]);
+    for (const transport of ['ndjson', 'websocket'] as const) {
+      const { items, end } = await drain(session.tail({ from: 1, to: 4, transport }));
+      expect([items.length, end]).toEqual([3, 'to']);
+    }
+  }, 10_000);
+
   it('answers the landed envelopes again when a batch is resent with its key', async () => {
     const session = h.client.session(await h.client.openSession('ada'));
     const key = `k-${crypto.randomUUID()}`;

@@ -145,7 +145,12 @@ describe('the documented examples', () => {
       await send(`GET ${path}`);
     for (const path of ['/openapi.json', '/docs', '/docs/', '/docs/js/scalar.js', '/metrics'])
       await send(`GET ${path}`);
-    for (const path of ['/consent/signed-in', '/consent/oauth4webapi.js'])
+    for (const path of [
+      '/consent/signed-in',
+      '/consent/oauth4webapi.js',
+      '/consent/client/{module}',
+      '/consent/client/executor/{module}',
+    ])
       await send(`GET ${path}`);
     for (const path of ['/console', '/console/oauth4webapi.js', '/console/statecharts/{machine}'])
       await send(`GET ${path}`);

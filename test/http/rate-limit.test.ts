@@ -13,6 +13,8 @@ const FAMILIES: Readonly<Record<string, RateFamily | null>> = {
   'GET /openapi.json': null,
   'GET /metrics': 'open',
   'GET /consent/oauth4webapi.js': 'open',
+  'GET /consent/client/{module}': null,
+  'GET /consent/client/executor/{module}': null,
   'GET /consent/signed-in': 'open',
   'GET /console': 'open',
   'GET /console/oauth4webapi.js': 'open',

@@ -8,6 +8,7 @@ import createFetchClient from 'openapi-fetch';
 import { bearer, bodyOf, type Api, type ClientCore, type ClientOptions } from './core.ts';
 import { waitForConsent, type ConsentOptions } from './consent.ts';
 import type { components, paths } from './openapi.ts';
+import * as owner from './owner.ts';
 import { SessionClient } from './session.ts';
 import { DEFAULT_RETRY, serviceFetch, type Fetch, type RetryPolicy } from './transport.ts';
 
@@ -111,6 +112,29 @@ export class Client implements ClientCore {
       }),
     );
     return answer.key;
+  }
+
+  /**
+   * A console token (`POST /console/token`): for an ID token of the console's identity
+   * provider, or, with the operator token, for a user. Use it with `with({ consoleToken })`.
+   */
+  signIn(body: owner.ConsoleTokenBody, operatorToken?: string): Promise<owner.ConsoleToken> {
+    return owner.signIn(this.api, body, operatorToken);
+  }
+
+  /** The proposal `request` as a member of its tenant reads it (console token). */
+  readProposal(request: string): Promise<owner.ConsentRead> {
+    return owner.readProposal(this.api, this.#consoleToken(), request);
+  }
+
+  /** Consents to `request` with `config` (console token, an owner); answers the install. */
+  consent(request: string, config: owner.TenantConfig): Promise<owner.ConsentAnswer> {
+    return owner.consent(this.api, this.#consoleToken(), request, config);
+  }
+
+  /** Declines `request` (console token, an owner): nothing is installed. */
+  decline(request: string): Promise<owner.DeclineAnswer> {
+    return owner.decline(this.api, this.#consoleToken(), request);
   }
 
   /** Appends and tails of one session with `grant`'s token. */

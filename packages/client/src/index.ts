@@ -32,6 +32,14 @@ export { ServiceKeys, signJwt, type CryptoKey } from './executor/jws.ts';
 export { TailDisconnected, type TailLine } from './lines.ts';
 export type { components, paths } from './openapi.ts';
 export { ServiceProblem, type FieldError, type ProblemBody } from './problem.ts';
+export type {
+  ConsentAnswer,
+  ConsentRead,
+  ConsoleToken,
+  ConsoleTokenBody,
+  DeclineAnswer,
+  TenantConfig,
+} from './owner.ts';
 export { SessionClient, type SessionStatus } from './session.ts';
 export type { LandedRecord, TailEnd, TailOptions } from './tail.ts';
 export { DEFAULT_RETRY, type Fetch, type RetryPolicy } from './transport.ts';

@@ -79,7 +79,10 @@ export async function* webSocketLines(
   const url = new URL(request.url);
   url.protocol = url.protocol === 'https:' ? 'wss:' : 'ws:';
   const socket = new Socket(url, ['bearer', request.token]);
-  const queue: string[] = [];
+  // Lines not read yet: `queue` from `head` (a shift per line would copy the rest each
+  // time, and a fast tail queues thousands).
+  let queue: string[] = [];
+  let head = 0;
   let closed: { code: number } | undefined;
   let wake: (() => void) | undefined;
   const notify = (): void => {
@@ -102,11 +105,14 @@ export async function* webSocketLines(
   request.signal.addEventListener('abort', abort, { once: true });
   try {
     for (;;) {
-      const next = queue.shift();
-      if (next !== undefined) {
+      if (head < queue.length) {
+        const next = queue[head] ?? '';
+        head += 1;
         yield parseLine(next);
         continue;
       }
+      queue = [];
+      head = 0;
       if (closed !== undefined) {
         if (FINAL_CLOSES.has(closed.code)) return true;
         throw new TailDisconnected(`the WebSocket closed with ${closed.code}`);

@@ -128,6 +128,9 @@ export async function* tail(
       connection.abort();
       await lines.return(false).catch(() => undefined);
     }
+    // The connection reached `to` (a close-delimited NDJSON body): the tail is over, with
+    // no wait for a reconnect it does not need.
+    if (options.to !== undefined && next >= options.to) return 'to';
     failures += 1;
     if (failures > limit) throw new Error(`tail: ${limit} reconnects in a row delivered nothing`);
     try {

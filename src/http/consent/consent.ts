@@ -17,9 +17,10 @@ import { ConsentAnswer, TenantConfig } from '../../schemas/tenant.ts';
 import { ConsentRead, DeclineAnswer, RequestParams } from '../../schemas/vendor.ts';
 import { consoleCaller, requireMember, requireOwner } from '../../console/caller.ts';
 import { BODY_PROBLEMS, problemResponses } from '../openapi-responses.ts';
+import { clientAssetRoutes } from '../client-assets.ts';
 import { PROBLEM_MEDIA_TYPE } from '../problem.ts';
 import { oauthScript, pageSignIn } from '../signin/page-signin.ts';
-import { sendPage, wantsPage } from './page.ts';
+import { CLIENT_FOLDER, sendPage, wantsPage } from './page.ts';
 
 export interface ConsentDeps {
   readonly controlStore: ControlStore;
@@ -77,6 +78,8 @@ export function consentRoutes(app: FastifyInstance, deps: ConsentDeps, flow: Pro
         .type('text/javascript; charset=utf-8')
         .send(await oauthScript()),
   );
+  // The typed client the page calls the API through, from this origin (issue 16).
+  clientAssetRoutes(app, `/consent/${CLIENT_FOLDER}`);
 
   routes.get(
     '/consent/:request',

@@ -2,7 +2,9 @@
  * The consent page: `consent_url` opened in a browser
  * serves a plain HTML page, no build step and nothing from elsewhere, whose script calls
  * the JSON API with the owner's console token (`GET /consent/{request}`, `GET
- * /inferences`, `GET /connections`, `POST /consent/{request}` and its `/decline`).
+ * /inferences`, `GET /connections`, `POST /consent/{request}` and its `/decline`) through
+ * the typed client package, served from this origin under `/consent/client/`
+ * (`../client-assets.ts`; the page's import map names its `openapi-fetch`).
  *
  * The owner signs in on the page: through OpenID Connect when `CONSOLE_OIDC_ISSUER` is set
  * (authorization code with PKCE by oauth4webapi, then the ID token exchanged at `POST
@@ -28,6 +30,7 @@ import {
   SIGN_IN_SCRIPT,
   type PageSignIn,
 } from '../signin/page-signin.ts';
+import { clientImportMap } from '../client-assets.ts';
 
 const asset = (name: string) => readFileSync(new URL(`./page/${name}`, import.meta.url), 'utf8');
 
@@ -36,8 +39,19 @@ const STYLE = asset('consent.css');
 const FORM = asset('form.js');
 const SCRIPT = asset('consent.js');
 
-/** Relative to `/consent/…`: the exchange, the served client, `/consent/signed-in`. */
-const PATHS = { token: '../console/token', oauth: './oauth4webapi.js', redirect: 'signed-in' };
+/**
+ * Where the typed client the page's scripts call the API through is served, under
+ * `/consent/`: the page imports `./client/index.ts` when it first calls.
+ */
+export const CLIENT_FOLDER = 'client';
+
+/** Relative to `/consent/…`: the exchange, oauth4webapi, `/consent/signed-in`, the typed client. */
+const PATHS = {
+  token: '../console/token',
+  oauth: './oauth4webapi.js',
+  redirect: 'signed-in',
+  client: `./${CLIENT_FOLDER}/index.ts`,
+};
 
 /** The quality a client's `Accept` header gives `type` (`*` ranges count), 0 when absent. */
 function quality(accept: string, type: string): { q: number; exact: boolean } {
@@ -72,6 +86,7 @@ export function sendPage(reply: FastifyReply, entropy: Entropy, signIn: PageSign
   // Function replacements: `$` sequences in the assets stay as they are.
   const html = TEMPLATE.replaceAll('{{nonce}}', nonce)
     .replace('/*CONFIG*/', () => config)
+    .replace('/*IMPORTMAP*/', () => clientImportMap(`./${CLIENT_FOLDER}`))
     .replace('/*STYLE*/', () => STYLE)
     .replace('/*FORM*/', () => FORM)
     .replace('/*SIGNIN*/', () => SIGN_IN_SCRIPT)

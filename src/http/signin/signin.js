@@ -1,5 +1,6 @@
 /* The sign-in of the service's pages (the consent page and the console): plain browser
- * JavaScript, no build step. A user gets a console token from `POST /console/token` in one
+ * JavaScript, no build step. It also loads the service's typed client for a page that
+ * names where it is served (`paths.client`), through which that page makes its calls. A user gets a console token from `POST /console/token` in one
  * of two ways, as the service offers them in the page's `page-config` data:
  * - OpenID Connect (`CONSOLE_OIDC_ISSUER`): authorization code with PKCE (RFC 7636) and a
  *   nonce, through oauth4webapi, which the service serves from its own origin and this
@@ -20,6 +21,29 @@ const PageSignIn = (() => {
   const at = (name) => new URL(config.paths[name], location.href);
   /** What a started OpenID Connect sign-in needs when the browser comes back. */
   const PENDING = 'pageSignIn';
+
+  let loaded = null;
+
+  /**
+   * The service's typed client (the `@agent-session-service/client` package, which the
+   * service serves from this origin at the page's `paths.client`, the import map in the
+   * page naming its `openapi-fetch`): imported when the page first calls, then kept. Every
+   * refusal it answers throws its `ServiceProblem` (`status`, `code`, `message`, `body`).
+   */
+  function service() {
+    loaded ??= import(at('client').href).then((client) =>
+      client.createClient({
+        // The service's root: the token exchange's path is `<root>/console/token`.
+        baseUrl: new URL('..', at('token')).href,
+        // No cached answer, no cookie: every call carries its bearer token and nothing else.
+        fetch: (request) => fetch(request, { cache: 'no-store', credentials: 'omit' }),
+      }),
+    );
+    loaded.catch(() => {
+      loaded = null;
+    });
+    return loaded;
+  }
 
   /** `POST /console/token`; answers the console token or throws with the service's words. */
   async function exchange(body, bearer) {
@@ -130,5 +154,5 @@ const PageSignIn = (() => {
     }
   }
 
-  return { config, operator, reexchange, startOidc, finishOidc, who };
+  return { config, service, operator, reexchange, startOidc, finishOidc, who };
 })();

@@ -1,9 +1,10 @@
 /* The consent page's script: plain browser JavaScript,
  * no build step. It signs the owner in (signin.js, loaded before it as `PageSignIn`),
  * shows who is consenting for which tenant, reads the proposal and the tenant's options and
- * connections through the JSON API, and consents through the form of form.js (loaded
- * first, as `ConsentForm`) or declines. */
-/* global document, location, history, sessionStorage, fetch, URL, URLSearchParams, ConsentForm, PageSignIn */
+ * connections, and consents through the form of form.js (loaded first, as `ConsentForm`)
+ * or declines. Every call goes through the service's typed client (`PageSignIn.service`),
+ * whose refusals arrive as its `ServiceProblem`. */
+/* global document, location, history, sessionStorage, URL, URLSearchParams, ConsentForm, PageSignIn */
 'use strict';
 
 (() => {
@@ -24,21 +25,28 @@
     $('status').textContent = text;
   }
 
-  async function call(method, path, body) {
-    const headers = { accept: 'application/json', authorization: `Bearer ${token}` };
-    if (body !== undefined) headers['content-type'] = 'application/json';
-    const response = await fetch(new URL(path, location.href), {
-      method,
-      headers,
-      body: body === undefined ? undefined : JSON.stringify(body),
-      cache: 'no-store',
-      credentials: 'omit',
-    });
-    const text = await response.text();
-    try {
-      return { status: response.status, data: text === '' ? null : JSON.parse(text) };
-    } catch {
-      return { status: response.status, data: null };
+  /** The typed client with the owner's console token. */
+  async function owner() {
+    return (await signIn.service()).with({ consoleToken: token });
+  }
+
+  /** A typed `GET` of a console list (`/inferences`): its items, or none when refused. */
+  async function list(path) {
+    const { api } = await owner();
+    return api.GET(path, { headers: { authorization: `Bearer ${token}` } }).then(
+      ({ data }) => data,
+      () => [],
+    );
+  }
+
+  /** What the page makes of a refused consent or decline (a `ServiceProblem`, or a network error). */
+  function refused(error, places) {
+    if (error?.code === 'already_granted') {
+      finish('Consented', `This request was granted already: install ${error.body.install}.`);
+    } else if (error?.status === 401) {
+      showSignIn('The token no longer verifies; sign in again.');
+    } else {
+      form.showErrors(error?.body ?? { message: `Not sent: ${error?.message}` }, places);
     }
   }
 
@@ -87,9 +95,9 @@
   async function showWho() {
     const named = signIn.who(token);
     if (named === null) return;
-    const memberships = await call('GET', '../console/memberships');
-    const held = Array.isArray(memberships.data)
-      ? memberships.data.find((m) => m.tenant === named.tenant)
+    const memberships = await list('/console/memberships');
+    const held = Array.isArray(memberships)
+      ? memberships.find((m) => m.tenant === named.tenant)
       : undefined;
     $('who-user').textContent = named.user;
     $('who-tenant').textContent = named.tenant;
@@ -101,20 +109,16 @@
   async function decline() {
     form.clearErrors();
     $('decline-button').disabled = true;
-    const answer = await call('POST', `${request}/decline`).finally(() => {
-      $('decline-button').disabled = false;
-    });
-    if (answer.status === 200) {
+    try {
+      await (await owner()).decline(request);
       finish(
         'Declined',
         'You declined this request: nothing was installed, and the app is told when it next polls.',
       );
-    } else if (answer.status === 409 && answer.data?.code === 'already_granted') {
-      finish('Consented', `This request was granted already: install ${answer.data.install}.`);
-    } else if (answer.status === 401) {
-      showSignIn('The token no longer verifies; sign in again.');
-    } else {
-      form.showErrors(answer.data ?? { message: `Refused (${answer.status}).` }, new Map());
+    } catch (error) {
+      refused(error, new Map());
+    } finally {
+      $('decline-button').disabled = false;
     }
   }
 
@@ -124,32 +128,31 @@
     const { body, places } = form.collect();
     fieldPlaces = places;
     $('consent-button').disabled = true;
-    const answer = await call('POST', request, body).finally(() => {
-      $('consent-button').disabled = false;
-    });
-    if (answer.status === 200) {
+    try {
+      const answer = await (await owner()).consent(request, body);
       finish(
         'Consented',
-        `Install ${answer.data.install} runs under this consent. The app receives its key when it next polls; you can close this page.`,
+        `Install ${answer.install} runs under this consent. The app receives its key when it next polls; you can close this page.`,
       );
-    } else if (answer.status === 409 && answer.data?.code === 'already_granted') {
-      finish('Consented', `This request was granted already: install ${answer.data.install}.`);
-    } else if (answer.status === 401) {
-      showSignIn('The token no longer verifies; sign in again.');
-    } else {
-      form.showErrors(answer.data ?? { message: `Refused (${answer.status}).` }, fieldPlaces);
+    } catch (error) {
+      refused(error, fieldPlaces);
+    } finally {
+      $('consent-button').disabled = false;
     }
   }
 
   async function load() {
     $('signin').hidden = true;
     status('Loading the proposal…');
-    const read = await call('GET', request);
-    if (read.status === 401) return showSignIn('That token does not verify.');
+    let proposal;
+    try {
+      proposal = await (await owner()).readProposal(request);
+    } catch (error) {
+      if (error?.status === 401) return showSignIn('That token does not verify.');
+      await showWho();
+      return status(`The proposal cannot be read: ${error?.message}`);
+    }
     await showWho();
-    if (read.status !== 200)
-      return status(read.data?.message ?? `The proposal cannot be read (${read.status}).`);
-    const proposal = read.data;
     $('proposal').hidden = false;
     $('vendor-name').textContent = proposal.vendor.name;
     $('vendor-description').textContent = proposal.vendor.description;
@@ -166,14 +169,14 @@
       $('update-install').textContent = proposal.install;
     }
     const [inferences, connections] = await Promise.all([
-      call('GET', '../inferences'),
-      call('GET', '../connections'),
+      list('/inferences'),
+      list('/connections'),
     ]);
-    form.renderInference(inferences.status === 200 ? inferences.data : []);
+    form.renderInference(inferences);
     $('policies').replaceChildren();
     for (const tool of proposal.vendor.tools)
       form.policyEditor(tool.name, tool.input_schema, false);
-    form.renderExtraTools(connections.status === 200 ? connections.data : []);
+    form.renderExtraTools(connections);
     $('consent').hidden = false;
     status('');
   }
