@@ -1,8 +1,8 @@
 /**
- * `npm run bench:client`: what the typed client (`packages/client`, issue 16) costs beside
+ * `npm run bench:client`: what the typed client (`packages/client`) costs beside
  * plain `fetch` and `WebSocket` making the same requests, in the same run, against the
  * same service. One table; every row holds the client's figure, the plain baseline, their
- * ratio and the target (issue 16: within 10%, a ratio of at least 0.9).
+ * ratio and the target (within 10%: a ratio of at least 0.9).
  *
  * Processes. The service is `node src/main.ts` in a child process on the embedded default
  * (`turns-deployment.ts`: SQLite in a fresh data folder, rate limits far above loopback);
@@ -45,7 +45,7 @@ const ROUNDS = 5;
 const ROUND_SECONDS = Number(process.env.BENCH_ROUND_SECONDS ?? 3);
 const TAIL_RECORDS = Number(process.env.BENCH_TAIL_RECORDS ?? 20_000);
 const TAIL_READS = 2;
-/** Issue 16: the client's overhead within 10%. */
+/** The target: the client's overhead within 10%. */
 const FLOOR = 0.9;
 
 console.log(`load average at start: ${loadAverage()}`);

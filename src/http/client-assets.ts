@@ -1,5 +1,5 @@
 /**
- * The typed client (`packages/client`, issue 16) served to this service's own pages, so a
+ * The typed client (`packages/client`) served to this service's own pages, so a
  * page calls the API through the same package vendors use, from this origin, with no
  * bundler and nothing from a CDN. The package is TypeScript of erasable syntax only: each
  * module is read once and served as JavaScript after `stripTypeScriptTypes` (types become

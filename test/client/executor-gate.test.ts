@@ -1,5 +1,5 @@
 /**
- * Issue 16 item 6: the executor helper performs only calls the service allowed. Its
+ * The executor helper performs only calls the service allowed. Its
  * `invoke.allowed` records carry a gate the service signed; an executor that trusts other
  * keys (here the JWKS of a second, real service: its answers reach this executor through
  * a proxy) finds that no gate verifies, so it neither claims the call nor runs the

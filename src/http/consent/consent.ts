@@ -78,7 +78,7 @@ export function consentRoutes(app: FastifyInstance, deps: ConsentDeps, flow: Pro
         .type('text/javascript; charset=utf-8')
         .send(await oauthScript()),
   );
-  // The typed client the page calls the API through, from this origin (issue 16).
+  // The typed client the page calls the API through, from this origin.
   clientAssetRoutes(app, `/consent/${CLIENT_FOLDER}`);
 
   routes.get(
