@@ -4,6 +4,7 @@
  * its probe windows and its stage timings, and stopped.
  */
 import { fork, type ChildProcess } from 'node:child_process';
+import { START_FLAGS } from '../test/support/start-flags.ts';
 import { once } from 'node:events';
 import type { ServerAnswer, ServerReady } from './http-server.ts';
 
@@ -26,7 +27,8 @@ export class BenchServer {
   /** Forks the server with `execArgv` and resolves once it listens. */
   static async start(execArgv: readonly string[]): Promise<BenchServer> {
     const child = fork(new URL('./http-server.ts', import.meta.url), [], {
-      execArgv: ['--disable-warning=ExperimentalWarning', ...execArgv],
+      // As `npm start` runs the service (its engine flags), then the bench's own.
+      execArgv: [...START_FLAGS, ...execArgv],
     });
     const [ready] = (await Promise.race([
       once(child, 'message'),

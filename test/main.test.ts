@@ -4,6 +4,7 @@ import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
+import { START_FLAGS } from './support/start-flags.ts';
 
 const MAIN = path.resolve(import.meta.dirname, '../src/main.ts');
 const dirs: string[] = [];
@@ -31,7 +32,7 @@ interface Running {
 }
 
 function start(env: Record<string, string>): Running {
-  const child = spawn(process.execPath, ['--disable-warning=ExperimentalWarning', MAIN], {
+  const child = spawn(process.execPath, [...START_FLAGS, MAIN], {
     env: { PATH: process.env.PATH ?? '', LOG_LEVEL: 'warn', ...env },
     stdio: ['ignore', 'ignore', 'pipe'],
   });

@@ -6,6 +6,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { createServer } from 'node:net';
 import path from 'node:path';
+import { START_FLAGS } from './start-flags.ts';
 
 const MAIN = path.resolve(import.meta.dirname, '../../src/main.ts');
 
@@ -46,7 +47,7 @@ export async function startService(
   nodeArgs: readonly string[] = [],
 ): Promise<ServiceProcess> {
   const port = await freePort();
-  const args = ['--disable-warning=ExperimentalWarning', ...nodeArgs, MAIN];
+  const args = [...START_FLAGS, ...nodeArgs, MAIN];
   const child = spawn(process.execPath, args, {
     env: { PATH: process.env.PATH ?? '', LOG_LEVEL: 'warn', ...env, PORT: String(port) },
     stdio: ['ignore', 'ignore', 'pipe'],
