@@ -19,7 +19,7 @@ import { consoleCaller, requireMember, requireOwner } from '../../console/caller
 import { BODY_PROBLEMS, problemResponses } from '../openapi-responses.ts';
 import { clientAssetRoutes } from '../client-assets.ts';
 import { PROBLEM_MEDIA_TYPE } from '../problem.ts';
-import { oauthScript, pageSignIn } from '../signin/page-signin.ts';
+import { oauthScriptRoute, pageSignIn } from '../signin/page-signin.ts';
 import { CLIENT_FOLDER, sendPage, wantsPage } from './page.ts';
 
 export interface ConsentDeps {
@@ -57,27 +57,7 @@ export function consentRoutes(app: FastifyInstance, deps: ConsentDeps, flow: Pro
     async (_request, reply) => sendPage(reply, deps.entropy, await pageSignIn(deps)),
   );
   // The OpenID Connect client of the page, from the installed package: nothing from a CDN.
-  routes.get(
-    '/consent/oauth4webapi.js',
-    {
-      schema: {
-        summary: 'The consent page’s OpenID Connect client',
-        description: 'oauth4webapi as one ES module, served from the installed package.',
-        tags: ['console'],
-        response: {
-          200: {
-            description: 'JavaScript.',
-            content: { 'text/javascript': { schema: z.string().describe('An ES module.') } },
-          },
-        },
-      },
-    },
-    async (_request, reply) =>
-      reply
-        .headers({ 'cache-control': 'public, max-age=3600', 'x-content-type-options': 'nosniff' })
-        .type('text/javascript; charset=utf-8')
-        .send(await oauthScript()),
-  );
+  oauthScriptRoute(app, '/consent/oauth4webapi.js', 'consent page');
   // The typed client the page calls the API through, from this origin.
   clientAssetRoutes(app, `/consent/${CLIENT_FOLDER}`);
 

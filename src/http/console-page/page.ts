@@ -21,7 +21,7 @@ import type { Entropy } from '../../clock.ts';
 import type { OidcVerifier } from '../../console/oidc.ts';
 import { problemResponses } from '../openapi-responses.ts';
 import {
-  oauthScript,
+  oauthScriptRoute,
   pageHeaders,
   pageSignIn,
   signInConfig,
@@ -103,27 +103,7 @@ export function consolePageRoutes(app: FastifyInstance, deps: ConsolePageDeps): 
     async (_request, reply) => sendConsole(reply, deps.entropy, await pageSignIn(deps)),
   );
 
-  routes.get(
-    '/console/oauth4webapi.js',
-    {
-      schema: {
-        summary: 'The console’s OpenID Connect client',
-        description: 'oauth4webapi as one ES module, served from the installed package.',
-        tags: ['console'],
-        response: {
-          200: {
-            description: 'JavaScript.',
-            content: { 'text/javascript': { schema: z.string().describe('An ES module.') } },
-          },
-        },
-      },
-    },
-    async (_request, reply) =>
-      reply
-        .headers({ 'cache-control': 'public, max-age=3600', 'x-content-type-options': 'nosniff' })
-        .type('text/javascript; charset=utf-8')
-        .send(await oauthScript()),
-  );
+  oauthScriptRoute(app, '/console/oauth4webapi.js', 'console');
 
   const names = [...CHARTS.keys()];
   routes.get(

@@ -12,6 +12,9 @@
 import { readFileSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import { createRequire } from 'node:module';
+import type { FastifyInstance } from 'fastify';
+import type { ZodTypeProvider } from 'fastify-type-provider-zod';
+import { z } from 'zod';
 import type { OidcVerifier } from '../../console/oidc.ts';
 
 /** The sign-in script, served inline by every page that signs a user in. */
@@ -97,7 +100,7 @@ let oauthModule: Promise<string> | undefined;
  * oauth4webapi's browser build: one ES module that imports nothing, read from the installed
  * package on first use and kept (its source map comment dropped: the map is not served).
  */
-export function oauthScript(): Promise<string> {
+function oauthScript(): Promise<string> {
   oauthModule ??= readFile(createRequire(import.meta.url).resolve('oauth4webapi'), 'utf8').then(
     (source) => source.replace(/^\/\/# sourceMappingURL=.*$/m, ''),
   );
@@ -105,4 +108,32 @@ export function oauthScript(): Promise<string> {
     oauthModule = undefined;
   });
   return oauthModule;
+}
+
+/**
+ * Registers `GET <url>`: oauth4webapi as one ES module, from this origin, for the sign-in
+ * of the page `page` names (the consent page, the console).
+ */
+export function oauthScriptRoute(app: FastifyInstance, url: string, page: string): void {
+  app.withTypeProvider<ZodTypeProvider>().get(
+    url,
+    {
+      schema: {
+        summary: `The ${page}’s OpenID Connect client`,
+        description: 'oauth4webapi as one ES module, served from the installed package.',
+        tags: ['console'],
+        response: {
+          200: {
+            description: 'JavaScript.',
+            content: { 'text/javascript': { schema: z.string().describe('An ES module.') } },
+          },
+        },
+      },
+    },
+    async (_request, reply) =>
+      reply
+        .headers({ 'cache-control': 'public, max-age=3600', 'x-content-type-options': 'nosniff' })
+        .type('text/javascript; charset=utf-8')
+        .send(await oauthScript()),
+  );
 }
