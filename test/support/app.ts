@@ -65,6 +65,9 @@ export interface TestAppOptions {
  * `message.submitted` starts no turn. For tests of the log itself (appends, cursors,
  * tails), whose records a turn would interleave with.
  */
+/** How long a test app's close waits for its connections before dropping them. */
+const CLOSE_GRACE_MS = 3_000;
+
 export const LOG_ONLY: TestAppOptions = { providers: {} };
 
 export interface TestApp {
@@ -156,7 +159,14 @@ export async function startTestApp(options: TestAppOptions = {}): Promise<TestAp
     options,
     close: async () => {
       shutdown.abort();
+      // Closing waits for every connection. One a client opened and has not sent a request
+      // on yet (a pooled spare) is not idle to Node, so it would hold the close until the
+      // headers timeout: a test's app drops what is left after a short grace.
+      const force = setTimeout(() => {
+        app.server.closeAllConnections();
+      }, CLOSE_GRACE_MS);
       await app.close();
+      clearTimeout(force);
       await stores.close();
       await rm(dataDir, { recursive: true, force: true });
     },
