@@ -29,10 +29,14 @@ async function repoFiles(dir = ROOT): Promise<string[]> {
   return files;
 }
 
-/** The documents held to the rule: README.md and every Markdown file under docs/. */
+/**
+ * The documents held to the rule: every README.md (the project's, the examples', the
+ * client package's) and every Markdown file under docs/.
+ */
 function documents(files: readonly string[]): string[] {
   return files.filter(
-    (file) => file === 'README.md' || (file.startsWith('docs/') && file.endsWith('.md')),
+    (file) =>
+      path.basename(file) === 'README.md' || (file.startsWith('docs/') && file.endsWith('.md')),
   );
 }
 
@@ -83,7 +87,14 @@ describe('the documents', () => {
 
   it('are found: the rule reads the files it holds', async () => {
     const files = await repoFiles();
-    expect(documents(files)).toEqual(expect.arrayContaining(['README.md', 'docs/architecture.md']));
+    expect(documents(files)).toEqual(
+      expect.arrayContaining([
+        'README.md',
+        'docs/architecture.md',
+        'examples/executor/README.md',
+        'packages/client/README.md',
+      ]),
+    );
     expect(namedPaths('see `src/app.ts`, `pacer.ts` and [m](metrics.md)')).toEqual([
       'src/app.ts',
       'pacer.ts',
