@@ -52,6 +52,8 @@ export function installRequestSpans(app: FastifyInstance, tracer: Tracer): void 
     span.end();
   };
 
+  const isUpgrade = (request: FastifyRequest): boolean =>
+    request.headers.upgrade?.toLowerCase() === 'websocket';
   app.addHook('onRequest', (request, _reply, done) => {
     const parent = propagation.extract(ROOT_CONTEXT, request.headers);
     // Undefined for a request no route matched (a 404).
@@ -71,7 +73,7 @@ export function installRequestSpans(app: FastifyInstance, tracer: Tracer): void 
     spans.set(request, span);
     // A WebSocket tail answers 101 and never sends a reply Fastify would see finish: its
     // span ends with the connection (unless a refusal answered first).
-    if (request.headers.upgrade?.toLowerCase() === 'websocket') {
+    if (isUpgrade(request)) {
       request.raw.socket.once('close', () => {
         finish(request, 101);
       });
@@ -80,7 +82,10 @@ export function installRequestSpans(app: FastifyInstance, tracer: Tracer): void 
   });
 
   app.addHook('onResponse', (request, reply, done) => {
-    finish(request, reply.statusCode);
+    // An upgraded WebSocket tail may pass here before its connection closes, with the
+    // status Fastify left on its reply: its span is the connection's (above). A refusal
+    // answered before any upgrade ends it here.
+    if (!(isUpgrade(request) && reply.statusCode < 400)) finish(request, reply.statusCode);
     done();
   });
   app.addHook('onRequestAbort', (request, done) => {
