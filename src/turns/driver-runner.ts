@@ -99,8 +99,10 @@ export class DriverRunner {
     const state = await this.#states.get(session);
     // A session the directory forgot (its install was deleted) has nothing left to drive.
     if (row === null || state === null) return this.#park(session, null);
-    await state.catchUp(this.#options.log);
-    const ready = await this.#configs.forDriver(row.value, state);
+    const ready = await this.#configs.forDriver(row.value, async () => {
+      await state.catchUp(this.#options.log);
+      return state;
+    });
     if (ready === 'no_option') {
       // The option was deleted or names a provider this build lacks: look again later
       // (PUT /inferences: installs follow a replaced option) rather than at every sweep.

@@ -46,13 +46,14 @@ export class SessionConfigs {
   }
 
   /**
-   * What a driver of `session` works with, `state` caught up (its executor picks the
-   * authorizer); or why it cannot work now: no usable inference option (deleted, or a
-   * provider this build lacks), or no pinned configuration.
+   * What a driver of `session` works with, its state from `caughtUp` (its executor picks
+   * the authorizer); or why it cannot work now: no usable inference option (deleted, or a
+   * provider this build lacks), or no pinned configuration. `caughtUp` is called only for
+   * a session that can run: one that cannot does not read its log.
    */
   async forDriver(
     session: SessionValue,
-    state: SessionState,
+    caughtUp: () => Promise<SessionState>,
   ): Promise<DriverSession | 'no_option' | 'no_configuration'> {
     const pinned = await this.pinned(session);
     const optionName = pinned?.tenant.inference;
@@ -63,6 +64,7 @@ export class SessionConfigs {
     const provider = option === null ? undefined : this.#deps.providers[option.value.provider];
     if (option === null || provider === undefined) return 'no_option';
     if (pinned === null) return 'no_configuration';
+    const state = await caughtUp();
     return {
       state,
       tenant: session.tenant,
