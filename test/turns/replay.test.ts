@@ -197,7 +197,8 @@ describe('a session turn state rebuilt from its log', () => {
     for (const record of playRun(1, [{ a: 'message' }]).events.map(stored)) state.apply(record);
     const data = JSON.parse(JSON.stringify(state.data())) as SessionStateData;
     expect(new SessionState(STREAM, key, data).head).toBe(state.head);
-    const gone = { ...data, machine: { ...data.machine, value: 'gone' } } as SessionStateData;
+    const machine = { ...data.machine, value: 'gone' } as unknown as SessionStateData['machine'];
+    const gone = { ...data, machine };
     expect(() => new SessionState(STREAM, key, gone)).toThrow();
   });
 
