@@ -30,7 +30,8 @@ export interface LogSnapshot {
 
 /** One actor of `kind` driven by the records of log `id`. */
 export class LogActor<M extends AnyStateMachine> {
-  readonly id: string;
+  /** `<kind> <id>`, as errors name it. */
+  readonly #name: string;
   readonly #activation: Activation;
 
   /**
@@ -38,7 +39,7 @@ export class LogActor<M extends AnyStateMachine> {
    * @throws the error of a snapshot the machine cannot restore.
    */
   constructor(kind: ActorKind<M>, id: string, saved?: LogSnapshot) {
-    this.id = id;
+    this.#name = `${kind.type} ${id}`;
     this.#activation = activate(
       kind,
       id,
@@ -69,7 +70,7 @@ export class LogActor<M extends AnyStateMachine> {
     const head = this.#activation.version;
     if (cursor <= head) return false;
     if (cursor !== head + 1) {
-      throw new Error(`record ${cursor} of ${this.id} arrived before ${head + 1}`);
+      throw new Error(`record ${cursor} of ${this.#name} arrived before ${head + 1}`);
     }
     return true;
   }
@@ -83,11 +84,11 @@ export class LogActor<M extends AnyStateMachine> {
   take(cursor: number, event: EventFromLogic<M>): void {
     const activation = this.#activation;
     if (cursor !== activation.version + 1) {
-      throw new Error(`record ${cursor} of ${this.id} taken at ${activation.version}`);
+      throw new Error(`record ${cursor} of ${this.#name} taken at ${activation.version}`);
     }
     take(activation, event);
     if (activation.pending.length > 0 || activation.emitted.length > 0) {
-      throw new Error(`${this.id}: a log actor's record started an effect or emitted an event`);
+      throw new Error(`${this.#name}: a log actor's record started an effect or emitted an event`);
     }
     activation.version = cursor;
   }

@@ -66,7 +66,7 @@ describe('an actor driven by a log', () => {
     expect(actor.snapshot.context).toEqual({ head: 3, sum: 6 });
     // Came twice (a read and a tail): skipped. Past the next one: the gap is read first.
     expect(actor.next(2)).toBe(false);
-    expect(() => actor.next(5)).toThrow(/record 5 of log-1 arrived before 4/);
+    expect(() => actor.next(5)).toThrow(/record 5 of tally log-1 arrived before 4/);
     expect(() => {
       actor.take(5, landed(5));
     }).toThrow(/taken at 3/);
