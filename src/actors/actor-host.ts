@@ -1,6 +1,8 @@
 /**
- * The virtual actor host (STYLE "src/actors"): actors of any hosted machine, addressed by
+ * The virtual actor host (STYLE "src/actors"): actors driven by commands, addressed by
  * (type, id), activated on demand from their persisted snapshot and passivated when idle.
+ * It starts and sends to its actors through `activation.ts`, as the turn's log actor does
+ * (`log-actor.ts`); what is its own is the command loop below and the control store.
  *
  * A command to an actor goes through its id's mailbox, so one actor handles one command
  * at a time. Delivering a command:
@@ -30,7 +32,7 @@ import type { AnyStateMachine, EmittedFrom, EventFromLogic, SnapshotFrom } from 
 import type { Clock } from '../clock.ts';
 import { Conflict, Unavailable } from '../errors.ts';
 import type { ControlStore, SnapshotRecord } from '../storage/control-store.ts';
-import { activate, type Activation } from './activation.ts';
+import { activate, failed, take, type Activation } from './activation.ts';
 import type { ActorType, CommandOf } from './actor-type.ts';
 import { Mailboxes } from './mailbox.ts';
 import { failure, rested, settle } from './settled.ts';
@@ -72,6 +74,14 @@ export interface ActorHostStats {
   readonly passivations: number;
 }
 
+/** An activation the host keeps between commands. */
+interface Resident extends Activation {
+  /** `clock.now()` when it last answered a command. */
+  lastUsed: number;
+  /** How long it is kept after that (`ActorType.keepMs`). */
+  readonly keepMs: number;
+}
+
 /** Hosts actors of any `ActorType` over one control store. */
 export class ActorHost {
   readonly #store: ControlStore;
@@ -79,7 +89,7 @@ export class ActorHost {
   readonly #idleMs: number;
   readonly #attempts: number;
   readonly #mailboxes = new Mailboxes();
-  readonly #active = new Map<string, Activation>();
+  readonly #active = new Map<string, Resident>();
   readonly #timer: NodeJS.Timeout | undefined;
   #closed = false;
   readonly #counts = { activations: 0, commits: 0, conflicts: 0, passivations: 0 };
@@ -169,10 +179,9 @@ export class ActorHost {
         );
       }
       try {
-        activation.actor.send({ ...command, now: this.#clock.now() } as EventFromLogic<M>);
+        take(activation, { ...command, now: this.#clock.now() } as EventFromLogic<M>);
         await rested(activation.actor);
-        const snapshot = activation.actor.getSnapshot() as { status: string; error?: unknown };
-        if (snapshot.status === 'error') throw failure('actor_failed', snapshot.error);
+        failed(activation.actor);
         await settle(activation.pending.splice(0));
         activation.version = await this.#commit(type, id, activation);
         this.#counts.commits += 1;
@@ -203,7 +212,7 @@ export class ActorHost {
   async #activate<M extends AnyStateMachine, A>(
     type: ActorType<M, A>,
     id: string,
-  ): Promise<Activation> {
+  ): Promise<Resident> {
     const key = keyOf(type.type, id);
     const loading: Promise<SnapshotRecord | null> =
       type.state === undefined ? this.#store.loadSnapshot(type.type, id) : type.state.load(id);
@@ -217,9 +226,9 @@ export class ActorHost {
     if (cached !== undefined) this.#drop(key);
 
     try {
-      const activation = activate(type, id, record, {
+      const activation: Resident = Object.assign(activate(type, id, record), {
         keepMs: type.keepMs ?? this.#idleMs,
-        now: this.#clock.now(),
+        lastUsed: this.#clock.now(),
       });
       this.#active.set(key, activation);
       this.#counts.activations += 1;

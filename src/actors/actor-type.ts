@@ -1,5 +1,10 @@
 /**
- * What the actor host must know about one kind of actor, and the shapes it trades in.
+ * What the runtime must know about one kind of actor, and the shapes it trades in.
+ *
+ * Every actor runs from its `ActorKind` (`activation.ts`): its type name and its machine
+ * with the real effects provided. An `ActorType` is a kind the actor host drives with
+ * commands and commits as snapshots (proposal, session, connection, claim); the turn is a
+ * kind a log actor drives with its session's records (`log-actor.ts`, `turn.actor.ts`).
  *
  * A hosted machine is pure (`src/machines`); its actor type provides the real effects with
  * `machine.provide`, handing every promise an effect starts to the host's `EffectSink`,
@@ -40,10 +45,16 @@ export interface StateStore {
   save(id: string, snapshot: unknown, expect: number): Promise<number>;
 }
 
-/** One kind of hosted actor. */
-export interface ActorType<TMachine extends AnyStateMachine, TAnswer> {
-  /** Namespace of its snapshots in the control store (`proposal`, `session`). */
+/** One kind of actor: what starting one takes (`activate`). */
+export interface ActorKind<TMachine extends AnyStateMachine> {
+  /** Its name: the namespace of its snapshots in the control store (`proposal`, `session`). */
   readonly type: string;
+  /** The machine with its real effects provided, for actor `id`; called once per activation. */
+  logic(effect: EffectSink, id: string): TMachine;
+}
+
+/** One kind of actor the host drives with commands (`actor-host.ts`). */
+export interface ActorType<TMachine extends AnyStateMachine, TAnswer> extends ActorKind<TMachine> {
   /**
    * Where its state is kept; absent, as snapshots under `type`
    * (`ControlStore.loadSnapshot` and `saveSnapshot`).
@@ -56,8 +67,6 @@ export interface ActorType<TMachine extends AnyStateMachine, TAnswer> {
    * stored state anyway.
    */
   readonly keepMs?: number;
-  /** The machine with its real effects provided, for actor `id`; called once per activation. */
-  logic(effect: EffectSink, id: string): TMachine;
   /**
    * The command's answer from the snapshot it left and the events it emitted, in order.
    * Called after the commit; it may throw a `ServiceError`.

@@ -1,16 +1,22 @@
 /**
- * One session's turn state as the runtime holds it: the turn machine's actor (part C),
- * the reader that turns records into its events, and the transcript the next prompt is
- * built from, all fed the same landed records in cursor order.
+ * One session's turn state as the runtime holds it: the turn actor (part C), the reader
+ * that turns records into its events, and the transcript the next prompt is built from,
+ * all fed the same landed records in cursor order.
  *
- * Records are applied exactly once each, in order: a record at or below the head is
- * skipped (it came twice, from a read and a tail), and one past `head + 1` is refused, so
- * the caller reads the gap first. Whoever holds the state (the driver, a status read, the
- * archive path) catches it up from the log with `catchUp`; `reached(cursor)` resolves
- * once a record has been applied, which is how the driver waits for what it just landed.
+ * The turn actor runs on the same code as every other actor (`src/actors/activation.ts`),
+ * as a `LogActor`: its store is the session's log, its version the cursor of the last
+ * record it took, and a landed record its commit, so applying one is synchronous (no
+ * store round trip). Records are applied exactly once each, in order: a record at or
+ * below the head is skipped (it came twice, from a read and a tail), and one past
+ * `head + 1` is refused, so the caller reads the gap first. Whoever holds the state (the
+ * driver, a status read, the archive path) catches it up from the log with `catchUp`;
+ * `reached(cursor)` resolves once a record has been applied, which is how the driver
+ * waits for what it just landed.
  */
-import { createActor, type Actor, type Snapshot, type SnapshotFrom } from 'xstate';
-import { turnMachine, type TurnContext, type TurnPhase } from '../machines/turn.machine.ts';
+import type { Snapshot, SnapshotFrom } from 'xstate';
+import { LogActor } from '../actors/log-actor.ts';
+import { turnActor } from '../actors/turn.actor.ts';
+import type { turnMachine, TurnContext, TurnPhase } from '../machines/turn.machine.ts';
 import type { LogStore, StoredRecord } from '../storage/log-store.ts';
 import { RecordReader } from './events.ts';
 import { Transcript, type TranscriptData } from './transcript.ts';
@@ -41,10 +47,10 @@ export interface SessionStateData {
   readonly transcript: TranscriptData;
 }
 
-/** A session's turn machine, reader and transcript. */
+/** A session's turn actor, reader and transcript. */
 export class SessionState {
   readonly session: string;
-  readonly #actor: Actor<typeof turnMachine>;
+  readonly #actor: LogActor<typeof turnMachine>;
   readonly #reader = new RecordReader();
   readonly #transcript: Transcript;
   #basics: SessionBasics = {
@@ -62,43 +68,46 @@ export class SessionState {
   #waiters: { readonly cursor: number; readonly resolve: () => void }[] = [];
   #listeners = new Set<(record: StoredRecord) => void>();
 
-  /** A fresh state at cursor 0, or the one `saved` holds. */
+  /**
+   * A fresh state at cursor 0, or the one `saved` holds.
+   * @throws the error of a saved machine snapshot the turn machine cannot restore.
+   */
   constructor(session: string, tenantKey: Buffer, saved?: SessionStateData) {
     this.session = session;
+    this.#actor = new LogActor(
+      turnActor,
+      session,
+      saved === undefined ? undefined : { snapshot: saved.machine, cursor: headOf(saved.machine) },
+    );
     this.#transcript = new Transcript(tenantKey, saved?.transcript);
     if (saved !== undefined) this.#basics = saved.basics;
-    this.#actor = createActor(
-      turnMachine,
-      saved === undefined ? undefined : { snapshot: saved.machine },
-    );
-    this.#actor.start();
   }
 
   /** The state as plain data: what `new SessionState(…, saved)` restores. */
   data(): SessionStateData {
     return {
-      machine: this.#actor.getPersistedSnapshot(),
+      machine: this.#actor.persisted() as Snapshot<unknown>,
       basics: this.#basics,
       transcript: this.#transcript.data(),
     };
   }
 
-  /** The last applied cursor. */
+  /** The last applied cursor: the turn actor's version, its machine's `head`. */
   get head(): number {
-    return this.#actor.getSnapshot().context.head;
+    return this.#actor.cursor;
   }
 
   get snapshot(): TurnSnapshot {
-    return this.#actor.getSnapshot();
+    return this.#actor.snapshot;
   }
 
   get context(): TurnContext {
-    return this.#actor.getSnapshot().context;
+    return this.#actor.snapshot.context;
   }
 
   /** `live.phase` (row 35): the machine's state, `ended` once archived. */
   get phase(): TurnPhase {
-    return this.#actor.getSnapshot().value;
+    return this.#actor.snapshot.value;
   }
 
   get basics(): SessionBasics {
@@ -112,15 +121,12 @@ export class SessionState {
   /** Applies `record` if it is the next one; answers whether it was applied. */
   apply(record: StoredRecord): boolean {
     const cursor = record.envelope.cursor;
-    if (cursor <= this.head) return false;
-    if (cursor !== this.head + 1) {
-      throw new Error(`record ${cursor} of ${this.session} arrived before ${this.head + 1}`);
-    }
+    if (!this.#actor.next(cursor)) return false;
     const { event, body } = this.#reader.read(record);
     if (event.type === 'session.opened') this.#basics = basicsOf(body);
     if (event.type === 'turn.started') this.turnStartedAt = record.envelope.at;
     this.#transcript.apply(event, body);
-    this.#actor.send(event);
+    this.#actor.take(cursor, event);
     this.#waiters = this.#waiters.filter((waiter) => {
       if (waiter.cursor > cursor) return true;
       waiter.resolve();
@@ -165,6 +171,13 @@ export class SessionState {
     this.#listeners.add(listener);
     return () => this.#listeners.delete(listener);
   }
+}
+
+/** The cursor a saved machine snapshot stands at (its context's `head`). */
+function headOf(machine: Snapshot<unknown>): number {
+  const head = (machine as { context?: { head?: unknown } }).context?.head;
+  if (typeof head !== 'number') throw new Error('a saved turn state without its head');
+  return head;
 }
 
 function basicsOf(body: Record<string, unknown>): SessionBasics {

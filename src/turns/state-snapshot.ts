@@ -7,7 +7,7 @@
  * losing one, or refusing one, costs only time: the state is rebuilt from cursor 1.
  * One is refused when it was written by another layout (`LAYOUT`, bumped whenever the
  * data of `SessionStateData` or the turn machine's context changes shape) or another
- * turn machine (its definition's digest), or when it does not open.
+ * turn machine (its definition's digest), or when it does not open or restore.
  *
  * The transcript holds what the model sees, sealed layers opened (part D), so the saved
  * state is sealed as a whole under the tenant's key, as a sealed layer of a record is.
@@ -63,7 +63,13 @@ export async function restoreState(
   const row = await work.turnState(session);
   const saved = row === null ? null : openSaved(row.state, tenantKey);
   if (saved === null) return new SessionState(session, tenantKey);
-  const state = new SessionState(session, tenantKey, saved.state);
+  let state: SessionState;
+  try {
+    state = new SessionState(session, tenantKey, saved.state);
+  } catch {
+    // A snapshot the turn machine cannot restore is refused like any unusable save.
+    return new SessionState(session, tenantKey);
+  }
   state.savedAt = saved.head;
   return state;
 }

@@ -5,6 +5,8 @@
  * tail and a read racing, catch-ups in pages) and to a fresh state all at once from
  * cursor 1: both reach the same machine snapshot and the same prompt. A state saved at
  * any cursor and restored (`state-snapshot.ts`) reaches it too once it has taken the rest.
+ * The turn actor in each is a `LogActor` (`src/actors/log-actor.ts`): started and sent its
+ * records by the code every actor runs on, its version the cursor of the last record.
  */
 import { randomBytes } from 'node:crypto';
 import fc from 'fast-check';
@@ -155,6 +157,8 @@ describe('a session turn state rebuilt from its log', () => {
           expect(replayed.snapshot.context).toEqual(lived.snapshot.context);
           expect(replayed.transcript.prompt()).toEqual(lived.transcript.prompt());
           expect(replayed.head).toBe(records.length);
+          // The actor's version is the machine's own head.
+          expect(lived.head).toBe(lived.context.head);
         },
       ),
       { numRuns: 300 },
@@ -185,6 +189,17 @@ describe('a session turn state rebuilt from its log', () => {
       }),
       { numRuns: 300 },
     );
+  });
+
+  it('refuses a saved state whose machine snapshot the turn machine cannot restore', () => {
+    const key = randomBytes(32);
+    const state = new SessionState(STREAM, key);
+    for (const record of playRun(1, [{ a: 'message' }]).events.map(stored)) state.apply(record);
+    const data = JSON.parse(JSON.stringify(state.data())) as SessionStateData;
+    expect(new SessionState(STREAM, key, data).head).toBe(state.head);
+    const machine = { ...data.machine, value: 'gone' } as unknown as SessionStateData['machine'];
+    const gone = { ...data, machine };
+    expect(() => new SessionState(STREAM, key, gone)).toThrow();
   });
 
   it('refuses a record that skips a cursor, so a gap is read before it is applied', () => {
