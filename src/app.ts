@@ -27,6 +27,7 @@ import { installRateLimit, type RateLimits } from './http/rate-limit.ts';
 import { sessionRoutes } from './http/sessions/routes.ts';
 import { docsRoutes } from './http/docs.ts';
 import { openApiRoute, registerOpenApi } from './http/openapi.ts';
+import { installSilentConnectionClose } from './http/silent-connections.ts';
 import { installRequestLog, requestId } from './http/request-log.ts';
 import { installRequestSpans } from './http/request-spans.ts';
 import { validatorCompiler } from './http/validation.ts';
@@ -105,6 +106,7 @@ export async function createApp(
     services.metrics.storeFailed(error);
   });
   installRequestLog(app);
+  installSilentConnectionClose(app);
   await registerOpenApi(app, deps.baseUrl);
   const rateLimit = await installRateLimit(app, {
     limits: deps.rateLimits,

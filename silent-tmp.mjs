@@ -1,0 +1,13 @@
+import Fastify from 'fastify';
+import net from 'node:net';
+const app = Fastify({ http: { headersTimeout: 10000 } });
+app.get('/', async () => 'ok');
+await app.listen({ port: 0, host: '127.0.0.1' });
+const port = app.server.address().port;
+const s = net.connect(port, '127.0.0.1'); s.on('error', () => {});
+await new Promise((r) => s.on('connect', r));
+await new Promise((r) => setTimeout(r, 100));
+const t = performance.now();
+await app.close();
+console.log('close took', Math.round(performance.now() - t), 'ms', process.version);
+s.destroy();
