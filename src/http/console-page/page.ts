@@ -38,6 +38,10 @@ const ASSETS: readonly (readonly [string, string])[] = [
   ['/*API*/', asset('api.js')],
   ['/*RECORDS*/', asset('records.js')],
   ['/*CHART*/', asset('chart.js')],
+  ['/*PHASES*/', asset('phases.js')],
+  ['/*CLAIMS*/', asset('claims.js')],
+  ['/*LOG*/', asset('log-view.js')],
+  ['/*AUDIT*/', asset('audit.js')],
   ['/*SESSION*/', asset('session.js')],
   ['/*SCRIPT*/', asset('console.js')],
 ];
