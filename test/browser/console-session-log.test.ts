@@ -125,7 +125,9 @@ describe('the session view’s log', () => {
     const maxNodes = await page.evaluate<number>('window.maxNodes');
     expect(maxNodes).toBeGreaterThan(0);
     expect(maxNodes).toBeLessThan(NODE_BOUND);
-    expect(await page.locator('#log-status').textContent()).toContain(`of ${head}`);
+    expect(await page.locator('#log-status').textContent()).toMatch(
+      new RegExp(`^${head} records; showing #\\d+ to #${head}\\.$`),
+    );
 
     // By keyboard: the oldest, a record down, ten down, the newest.
     await page.locator('#log .record[tabindex="0"]').focus();
@@ -152,4 +154,43 @@ describe('the session view’s log', () => {
     expect(problems).toEqual([]);
     await page.close();
   }, 60_000);
+
+  it('keeps the newest records as data once the log outgrows the page, and reads back from the oldest kept', async () => {
+    const install = await h.flow.install();
+    const opened = (await h.flow.expect(
+      201,
+      'POST',
+      '/sessions?principal=lee',
+      install.key,
+      {},
+    )) as {
+      session: string;
+      token: string;
+    };
+    // Eleven thousand records, landed before the page opens: the tail hands them on at once.
+    for (let i = 0; i < 110; i += 10) {
+      await Promise.all(
+        Array.from({ length: 10 }, () => appendBatch(opened.session, opened.token)),
+      );
+    }
+    const head = 1 + 110 * BATCH;
+    const { page, problems } = await openConsole(h);
+    await openSessionView(h, page, install.owner, opened.session);
+    await page.locator(`#log[data-last-cursor="${head}"]`).waitFor({ timeout: 30_000 });
+    const status = (await page.locator('#log-status').textContent()) ?? '';
+    const kept = Number(
+      new RegExp(
+        `^${head} records; showing #\\d+ to #${head} \\(the newest (\\d+) are kept on this page\\)\\.$`,
+      ).exec(status)?.[1],
+    );
+    expect(kept).toBeGreaterThanOrEqual(9_000);
+    expect(kept).toBeLessThanOrEqual(10_000);
+    expect(await page.locator('#log *').count()).toBeLessThan(NODE_BOUND);
+    // Home reaches the oldest record kept; the ones before it are left to the audit.
+    await page.locator('#log .record[tabindex="0"]').focus();
+    await page.keyboard.press('Home');
+    expect(await focusedCursor(page)).toBe(String(head - kept + 1));
+    expect(problems).toEqual([]);
+    await page.close();
+  }, 90_000);
 });

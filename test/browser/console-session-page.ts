@@ -66,5 +66,5 @@ export async function openSessionView(
   await page.getByRole('button', { name: 'Sign in with the operator token' }).click();
   await page.locator('#who').waitFor();
   await page.goto(`${h.origin}/console#/sessions/${session}`);
-  await page.locator('#log .record[data-kind="session.opened"]').waitFor();
+  await page.locator('#log .record').first().waitFor();
 }

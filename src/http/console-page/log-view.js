@@ -17,7 +17,7 @@ const ConsoleLog = (() => {
   /** Records in the document at most. */
   const WINDOW = 60;
   /** Records kept as data at most; the oldest leave in slices of SLICE. */
-  const KEEP = 20_000;
+  const KEEP = 10_000;
   const SLICE = 1_000;
   /** How close to an edge of the list (px) counts as at it. */
   const EDGE = 24;
@@ -76,8 +76,8 @@ const ConsoleLog = (() => {
       status.textContent =
         total === 0
           ? 'No records yet.'
-          : `Records #${first}–#${last} of ${total + dropped}` +
-            (dropped > 0 ? ` (the newest ${total} kept on this page).` : '.');
+          : `${total + dropped} records; showing #${first} to #${last}` +
+            (dropped > 0 ? ` (the newest ${total} are kept on this page).` : '.');
       const behind = total - end;
       latest.hidden = behind === 0;
       latest.textContent = `${behind} newer record${behind === 1 ? '' : 's'}: show the newest`;
