@@ -129,8 +129,10 @@ describe('the session view’s log', () => {
       new RegExp(`^${head} records; showing #\\d+ to #${head}\\.$`),
     );
 
-    // By keyboard: the oldest, a record down, ten down, the newest.
-    await page.locator('#log .record[tabindex="0"]').focus();
+    // By keyboard: the log is the tab stop after the controls, at its newest record; then
+    // the oldest, a record down, ten down, the newest.
+    await page.getByRole('button', { name: 'Cancel the turn' }).focus();
+    await page.keyboard.press('Tab');
     expect(await focusedCursor(page)).toBe(String(head));
     await page.keyboard.press('Home');
     expect(await focusedCursor(page)).toBe('1');
