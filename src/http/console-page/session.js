@@ -109,10 +109,9 @@ const ConsoleSession = (() => {
       const kind = envelope.kind.name;
       log.add(record);
       claims.record(record);
-      if (kind === 'model.output' && Array.isArray(body?.tool_calls)) {
-        const calls = body.tool_calls.length > 0;
-        if (calls) $('calls-note').hidden = true;
-        if (calls) $('claim').hidden = false;
+      if (kind === 'model.output' && body?.tool_calls?.length > 0) {
+        $('calls-note').hidden = true;
+        $('claim').hidden = false;
       }
       sessionState = ConsolePhases.session(sessionState, kind);
       sessionChart.show(sessionState);
