@@ -35,6 +35,10 @@ export interface Box {
 }
 
 export interface Edge {
+  /** The state the edge leaves, by path; `[*]` for an initial marker. */
+  readonly from: string;
+  /** The state the edge enters, by path; `[*]` for a final marker. */
+  readonly to: string;
   readonly points: readonly { readonly x: number; readonly y: number }[];
   readonly label: {
     readonly x: number;
@@ -173,6 +177,9 @@ export async function layoutChart(chart: Chart): Promise<Layout> {
   return place(chart, graph);
 }
 
+/** A node's id as an edge end: a state's path, or `[*]` for an initial or final marker. */
+const stateOf = (id: string | undefined) => (id === undefined || id.includes('>') ? '[*]' : id);
+
 /** ELK answers positions relative to each container; the picture wants them absolute. */
 function place(chart: Chart, graph: ElkNode): Layout {
   const states = new Map(chart.states.map((s) => [s.path, s]));
@@ -211,6 +218,8 @@ function place(chart: Chart, graph: ElkNode): Layout {
     ]);
     const label = e.labels?.[0];
     return {
+      from: stateOf(e.sources[0]),
+      to: stateOf(e.targets[0]),
       points: points.map(at),
       label:
         label === undefined

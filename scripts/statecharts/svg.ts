@@ -86,5 +86,7 @@ function drawEdge(edge: Edge): string {
       );
     });
   }
-  return parts.join('\n');
+  // The console marks the transition just taken by these attributes (src/http/console-page).
+  const ends = `data-from="${escape(edge.from)}" data-to="${escape(edge.to)}"`;
+  return [`<g class="edge" ${ends}>`, ...parts, '</g>'].join('\n');
 }

@@ -919,7 +919,7 @@ export interface paths {
     };
     /**
      * The console
-     * @description The page a tenant user keeps open: sign-in (OpenID Connect with `CONSOLE_OIDC_ISSUER`, whose redirect URI is this address, else the operator token), the tenant chosen from `GET /console/memberships`, the session directory, and a session’s live log and turn chart over the WebSocket tail. Served from this origin alone; everything it shows comes from this API.
+     * @description The page a tenant user keeps open: sign-in (OpenID Connect with `CONSOLE_OIDC_ISSUER`, whose redirect URI is this address, else the operator token), the tenant chosen from `GET /console/memberships`, the session directory, and a session’s live log, its session and turn charts and its tool calls’ claims over the WebSocket tail, with an ended session’s opened audit for owners. Served from this origin alone; everything it shows comes from this API.
      */
     get: {
       parameters: {
@@ -1002,7 +1002,7 @@ export interface paths {
     };
     /**
      * A machine’s generated statechart
-     * @description The SVG `npm run statecharts` generates from the machine in `src/machines` (as `docs/statecharts/<machine>.svg`); each state is a group `g[data-state=<path>]`. Machines: `claim`, `connection`, `proposal`, `session`, `turn`.
+     * @description The SVG `npm run statecharts` generates from the machine in `src/machines` (as `docs/statecharts/<machine>.svg`); each state is a group `g[data-state=<path>]`, each edge a group `g.edge[data-from=<path>][data-to=<path>]` (`[*]` for an initial or final marker). Machines: `claim`, `connection`, `proposal`, `session`, `turn`.
      */
     get: {
       parameters: {

@@ -172,5 +172,35 @@ const ConsoleApi = (() => {
       return response.status === 200 ? response.text() : null;
     },
     tail,
+    /**
+     * `GET /console/sessions/{id}/events?opened=1`: the opened audit of an ended session
+     * (owners only), every record with its sealed layers opened; answers `{status, records,
+     * problem}` (problem: the parsed problem when refused, else null).
+     */
+    async openedAudit(token, session) {
+      let response;
+      try {
+        response = await fetch(at(`console/sessions/${enc(session)}/events?opened=1`), {
+          headers: { accept: 'application/jsonstream', authorization: `Bearer ${token}` },
+          cache: 'no-store',
+          credentials: 'omit',
+        });
+      } catch {
+        return { status: 0, records: [], problem: { message: 'The service cannot be reached.' } };
+      }
+      const text = await response.text();
+      if (response.status !== 200) {
+        let problem = null;
+        try {
+          problem = JSON.parse(text);
+        } catch {
+          // A refusal without a problem body: the status alone says it.
+        }
+        return { status: response.status, records: [], problem };
+      }
+      const lines = text.split('\n').filter((line) => line !== '');
+      const records = lines.map((line) => JSON.parse(line)).filter((line) => 'Ok' in line);
+      return { status: 200, records: records.map((line) => line.Ok), problem: null };
+    },
   };
 })();

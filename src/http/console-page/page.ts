@@ -9,9 +9,9 @@
  * else the operator token pasted once. The page is sent under a fresh nonce and the same
  * Content-Security-Policy as the consent page; tokens never travel in a URL.
  *
- * The turn chart is the SVG `npm run statecharts` generates from the machine
- * (`docs/statecharts/<machine>.svg`, held to the machines by `npm run statecharts:check`),
- * served as it is at `GET /console/statecharts/{machine}`.
+ * The session, turn and claim charts are the SVGs `npm run statecharts` generates from the
+ * machines (`docs/statecharts/<machine>.svg`, held to the machines by `npm run
+ * statecharts:check`), served as they are at `GET /console/statecharts/{machine}`.
  */
 import { readdirSync, readFileSync } from 'node:fs';
 import type { FastifyInstance, FastifyReply } from 'fastify';
@@ -38,6 +38,10 @@ const ASSETS: readonly (readonly [string, string])[] = [
   ['/*API*/', asset('api.js')],
   ['/*RECORDS*/', asset('records.js')],
   ['/*CHART*/', asset('chart.js')],
+  ['/*PHASES*/', asset('phases.js')],
+  ['/*CLAIMS*/', asset('claims.js')],
+  ['/*LOG*/', asset('log-view.js')],
+  ['/*AUDIT*/', asset('audit.js')],
   ['/*SESSION*/', asset('session.js')],
   ['/*SCRIPT*/', asset('console.js')],
 ];
@@ -95,7 +99,7 @@ export function consolePageRoutes(app: FastifyInstance, deps: ConsolePageDeps): 
       schema: {
         summary: 'The console',
         description:
-          'The page a tenant user keeps open: sign-in (OpenID Connect with `CONSOLE_OIDC_ISSUER`, whose redirect URI is this address, else the operator token), the tenant chosen from `GET /console/memberships`, the session directory, and a session’s live log and turn chart over the WebSocket tail. Served from this origin alone; everything it shows comes from this API.',
+          'The page a tenant user keeps open: sign-in (OpenID Connect with `CONSOLE_OIDC_ISSUER`, whose redirect URI is this address, else the operator token), the tenant chosen from `GET /console/memberships`, the session directory, and a session’s live log, its session and turn charts and its tool calls’ claims over the WebSocket tail, with an ended session’s opened audit for owners. Served from this origin alone; everything it shows comes from this API.',
         tags: ['console'],
         response: { 200: html('The console page.') },
       },
@@ -111,7 +115,7 @@ export function consolePageRoutes(app: FastifyInstance, deps: ConsolePageDeps): 
     {
       schema: {
         summary: 'A machine’s generated statechart',
-        description: `The SVG \`npm run statecharts\` generates from the machine in \`src/machines\` (as \`docs/statecharts/<machine>.svg\`); each state is a group \`g[data-state=<path>]\`. Machines: ${names.map((n) => `\`${n}\``).join(', ')}.`,
+        description: `The SVG \`npm run statecharts\` generates from the machine in \`src/machines\` (as \`docs/statecharts/<machine>.svg\`); each state is a group \`g[data-state=<path>]\`, each edge a group \`g.edge[data-from=<path>][data-to=<path>]\` (\`[*]\` for an initial or final marker). Machines: ${names.map((n) => `\`${n}\``).join(', ')}.`,
         tags: ['console'],
         params: z.object({
           machine: z.enum(names as [string, ...string[]]).describe('The machine’s name.'),

@@ -1,7 +1,8 @@
 /* How the console shows a landed record: its cursor, time, kind and producer, then what
  * its kind says (decisions part B), field by field. A sealed value (`{"sealed": {digest,
  * size}}`: call arguments and tool results on the public face) is shown as sealed with its
- * digest and size, never as if it were the value. Plain browser JavaScript, no build step;
+ * digest and size, never as if it were the value; on the opened audit the value itself, or
+ * `{"unreadable": {…, error}}` as why it cannot be opened. Plain browser JavaScript, no build step;
  * every text goes in through textContent. */
 /* global document */
 'use strict';
@@ -88,12 +89,21 @@ const ConsoleRecords = (() => {
   const isSealed = (value) =>
     typeof value === 'object' && value !== null && typeof value.sealed === 'object';
 
-  /** A value as the page shows it: sealed values as such, strings as they are, else JSON. */
+  const isUnreadable = (value) =>
+    typeof value === 'object' && value !== null && typeof value.unreadable === 'object';
+
+  /**
+   * A value as the page shows it: sealed values as such, a layer the opened audit could not
+   * open with why, strings as they are, else JSON.
+   */
   function value(v) {
     if (isSealed(v)) {
       const node = el('span', 'sealed', `sealed · ${v.sealed.size} bytes · ${v.sealed.digest}`);
       node.title = 'Sealed: the public face carries its digest and size, not the value.';
       return node;
+    }
+    if (isUnreadable(v)) {
+      return el('span', 'sealed unreadable', `cannot be opened: ${v.unreadable.error}`);
     }
     if (typeof v === 'string') return el('span', 'text', v);
     return el('code', null, JSON.stringify(v));
@@ -138,7 +148,7 @@ const ConsoleRecords = (() => {
     item.append(head);
     const list = el('dl');
     const known = FIELDS[kind];
-    if (known === undefined || typeof body !== 'object' || body === null) {
+    if (known === undefined || typeof body !== 'object' || body === null || isUnreadable(body)) {
       field(list, 'body', body);
     } else {
       for (const [name, label] of known) field(list, label, body[name]);

@@ -1,19 +1,20 @@
 /* The console's session view: the live log over the WebSocket tail (records rendered by
- * ConsoleRecords, resumed from the last cursor after a dropped connection; a member, who
- * mints no session token, reads the plain audit again every few seconds), the turn chart
- * with the current phase highlighted as records arrive (`GET /sessions/{id}/status` after
- * each burst), and, for an owner, a message box and a cancel, written as `console:<user>`
- * with the session token `POST /console/sessions/{id}/token` mints. Plain browser
- * JavaScript, no build step. */
-/* global document, setTimeout, clearTimeout, ConsoleApi, ConsoleRecords, ConsoleChart */
+ * ConsoleRecords into the virtualised ConsoleLog, resumed from the last cursor after a
+ * dropped connection; a member, who mints no session token, reads the plain audit again
+ * every few seconds), the session and turn charts with the current state highlighted and
+ * the transition just taken marked as records arrive (ConsolePhases), the tool calls with
+ * their claims (ConsoleClaims), and, for an owner, a message box and a cancel, written as
+ * `console:<user>` with the session token `POST /console/sessions/{id}/token` mints, and
+ * once the session has ended its opened audit (ConsoleAudit). Plain browser JavaScript,
+ * no build step. */
+/* global document, setTimeout, clearTimeout, AbortController, ConsoleApi, ConsoleRecords,
+   ConsoleChart, ConsoleLog, ConsolePhases, ConsoleClaims, ConsoleAudit */
 'use strict';
 
 // A top-level binding of a classic script: console.js reads it.
 // eslint-disable-next-line @typescript-eslint/no-unused-vars
 const ConsoleSession = (() => {
   const $ = (id) => document.getElementById(id);
-  /** Records kept on the page: older ones leave the list, so memory stays bounded. */
-  const KEEP = 2_000;
   /** How often a member's view reads the audit again. */
   const AUDIT_EVERY_MS = 2_000;
 
@@ -21,6 +22,21 @@ const ConsoleSession = (() => {
   function fieldError(key, message) {
     const place = document.querySelector(`#session [data-error-for="${key}"]`);
     if (place !== null) place.textContent = message;
+  }
+
+  /** A fresh copy of element `id`, empty and without the listeners of an earlier view. */
+  function fresh(id) {
+    const copy = $(id).cloneNode(false);
+    $(id).replaceWith(copy);
+    return copy;
+  }
+
+  /** A chart in `id`, forgetting what the last view showed there. */
+  function chart(id, machine) {
+    const container = $(id);
+    delete container.dataset.state;
+    delete container.dataset.edge;
+    return ConsoleChart.live(container, machine);
   }
 
   /**
@@ -31,13 +47,29 @@ const ConsoleSession = (() => {
     let closed = false;
     let sessionToken = null;
     let tail = null;
-    let chart = null;
     let turn = null;
     let statusTimer = null;
     const owner = who.role === 'owner';
+    const listening = new AbortController();
+    const signal = listening.signal;
 
     $('session-id').textContent = id;
-    $('log').replaceChildren();
+    delete $('session').dataset.face;
+    $('log-title').textContent = 'Log';
+    $('log-status').textContent = 'Loading the log…';
+    const log = ConsoleLog.create(fresh('log'), $('log-status'), fresh('log-latest'), (record) =>
+      ConsoleRecords.render(record),
+    );
+    const sessionChart = chart('session-chart', 'session');
+    const turnChart = chart('turn-chart', 'turn');
+    fresh('calls');
+    $('calls-note').hidden = false;
+    $('claim').hidden = true;
+    const claims = ConsoleClaims.create($('calls'), chart('claim-chart', 'claim'), $('claim-call'));
+    let sessionState = 'none';
+    let phase = null;
+    sessionChart.show(sessionState);
+    ConsoleAudit.withdraw();
     $('phase').textContent = '…';
     $('tail-state').textContent = 'connecting';
     $('tail-next').textContent = '…';
@@ -57,15 +89,12 @@ const ConsoleSession = (() => {
       return sessionToken;
     }
 
-    /** The phase from the service (decisions row 35), drawn on the chart. */
+    /** The running turn from the service (decisions row 35), for the cancel. */
     async function refreshStatus() {
       if (closed || sessionToken === null) return;
       const answer = await ConsoleApi.status(sessionToken, id);
       if (closed || answer.status !== 200) return;
-      const live = answer.data.live;
-      turn = live.turn;
-      $('phase').textContent = live.phase;
-      chart?.show(live.phase);
+      turn = answer.data.live.turn;
     }
 
     /** One status read per burst of records, not one per record. */
@@ -74,11 +103,25 @@ const ConsoleSession = (() => {
       statusTimer = setTimeout(() => void refreshStatus(), 30);
     }
 
+    /** A landed record: on the log, the calls and both charts. */
     function landed(record) {
-      const log = $('log');
-      log.append(ConsoleRecords.render(record));
-      while (log.childElementCount > KEEP) log.firstElementChild.remove();
-      $('tail-next').textContent = String(record.envelope.cursor + 1);
+      const { envelope, body } = record;
+      const kind = envelope.kind.name;
+      log.add(record);
+      claims.record(record);
+      if (kind === 'model.output' && body?.tool_calls?.length > 0) {
+        $('calls-note').hidden = true;
+        $('claim').hidden = false;
+      }
+      sessionState = ConsolePhases.session(sessionState, kind);
+      sessionChart.show(sessionState);
+      phase = ConsolePhases.turn(phase, kind, body, claims.open());
+      turnChart.show(phase);
+      $('phase').textContent = phase ?? '…';
+      $('tail-next').textContent = String(envelope.cursor + 1);
+      if (kind === 'session.archived') {
+        ConsoleAudit.offer(id, who, (records) => log.replace(records), onExpired, signal);
+      }
       if (owner) statusSoon();
     }
 
@@ -107,10 +150,6 @@ const ConsoleSession = (() => {
     }
 
     async function start() {
-      ConsoleChart.draw($('turn-chart'), 'turn').then((drawn) => {
-        chart = drawn;
-        void refreshStatus();
-      });
       if (!owner) return void follow();
       if ((await mint()) === null || closed) return;
       void refreshStatus();
@@ -161,9 +200,8 @@ const ConsoleSession = (() => {
     const cancel = () =>
       void write($('cancel-button'), (key) => ConsoleApi.cancel(sessionToken, id, turn, key));
 
-    const onSubmit = (event) => void send(event);
-    $('compose').addEventListener('submit', onSubmit);
-    $('cancel-button').addEventListener('click', cancel);
+    $('compose').addEventListener('submit', (event) => void send(event), { signal });
+    $('cancel-button').addEventListener('click', cancel, { signal });
     void start();
 
     return {
@@ -171,8 +209,7 @@ const ConsoleSession = (() => {
         closed = true;
         clearTimeout(statusTimer);
         tail?.close();
-        $('compose').removeEventListener('submit', onSubmit);
-        $('cancel-button').removeEventListener('click', cancel);
+        listening.abort();
       },
     };
   }
