@@ -993,6 +993,170 @@ export interface paths {
     patch?: never;
     trace?: never;
   };
+  '/console/client/{module}': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /**
+     * The typed client for pages: a module
+     * @description A module of the typed client package (`packages/client/src`) as JavaScript, its types stripped, or `openapi-fetch.js`, its one dependency: what the service’s own pages import to call this API, from this origin.
+     */
+    get: {
+      parameters: {
+        query?: never;
+        header?: never;
+        path: {
+          /** @description The module’s file name, e.g. `index.ts`. */
+          module: string;
+        };
+        cookie?: never;
+      };
+      requestBody?: never;
+      responses: {
+        /** @description JavaScript. */
+        200: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'text/javascript': string;
+          };
+        };
+        /** @description Not Found. Nothing by that name is visible to the caller. Codes of this status across the API: `not_found`, `route_not_found`, `session_not_found`, `cause_not_found`, `no_such_install`, `install_gone`, `no_such_request`, `connection_not_found`, `inference_not_found`, `secret_not_found`. */
+        404: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            /**
+             * @example {
+             *       "type": "about:blank",
+             *       "title": "Not Found",
+             *       "status": 404,
+             *       "detail": "nothing by that name is visible to the caller",
+             *       "instance": "/console/client/{module}",
+             *       "code": "not_found",
+             *       "message": "nothing by that name is visible to the caller"
+             *     }
+             */
+            'application/problem+json': components['schemas']['Problem'];
+          };
+        };
+        /** @description Too Many Requests. Over the rate limit of the route's family; `Retry-After` says when to come back, the `RateLimit-*` headers what is left. Codes of this status across the API: `rate_limited`, `too_many_tails`. */
+        429: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            /**
+             * @example {
+             *       "type": "about:blank",
+             *       "title": "Too Many Requests",
+             *       "status": 429,
+             *       "detail": "over 100 requests a second; retry in 1 s",
+             *       "instance": "/console/client/{module}",
+             *       "code": "rate_limited",
+             *       "message": "over 100 requests a second; retry in 1 s"
+             *     }
+             */
+            'application/problem+json': components['schemas']['Problem'];
+          };
+        };
+      };
+    };
+    put?: never;
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/console/client/executor/{module}': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /**
+     * The typed client for pages: a module of executor/
+     * @description A module of the typed client package (`packages/client/src`) as JavaScript, its types stripped, or `openapi-fetch.js`, its one dependency: what the service’s own pages import to call this API, from this origin.
+     */
+    get: {
+      parameters: {
+        query?: never;
+        header?: never;
+        path: {
+          /** @description The module’s file name, e.g. `index.ts`. */
+          module: string;
+        };
+        cookie?: never;
+      };
+      requestBody?: never;
+      responses: {
+        /** @description JavaScript. */
+        200: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'text/javascript': string;
+          };
+        };
+        /** @description Not Found. Nothing by that name is visible to the caller. Codes of this status across the API: `not_found`, `route_not_found`, `session_not_found`, `cause_not_found`, `no_such_install`, `install_gone`, `no_such_request`, `connection_not_found`, `inference_not_found`, `secret_not_found`. */
+        404: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            /**
+             * @example {
+             *       "type": "about:blank",
+             *       "title": "Not Found",
+             *       "status": 404,
+             *       "detail": "nothing by that name is visible to the caller",
+             *       "instance": "/console/client/executor/{module}",
+             *       "code": "not_found",
+             *       "message": "nothing by that name is visible to the caller"
+             *     }
+             */
+            'application/problem+json': components['schemas']['Problem'];
+          };
+        };
+        /** @description Too Many Requests. Over the rate limit of the route's family; `Retry-After` says when to come back, the `RateLimit-*` headers what is left. Codes of this status across the API: `rate_limited`, `too_many_tails`. */
+        429: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            /**
+             * @example {
+             *       "type": "about:blank",
+             *       "title": "Too Many Requests",
+             *       "status": 429,
+             *       "detail": "over 100 requests a second; retry in 1 s",
+             *       "instance": "/console/client/executor/{module}",
+             *       "code": "rate_limited",
+             *       "message": "over 100 requests a second; retry in 1 s"
+             *     }
+             */
+            'application/problem+json': components['schemas']['Problem'];
+          };
+        };
+      };
+    };
+    put?: never;
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
   '/console/statecharts/{machine}': {
     parameters: {
       query?: never;

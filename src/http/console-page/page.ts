@@ -2,7 +2,8 @@
  * The console at `GET /console`: the page a tenant owner keeps
  * open, served by the service itself with nothing from elsewhere and no build step. Its
  * scripts call the JSON API and the WebSocket tail as any dashboard would, all through
- * `api.js` (to be switched for the typed client package once browsers can load it).
+ * `api.js`, which calls through the typed client package served from this origin under
+ * `/console/client/` (`../client-assets.ts`; the page's import map names its `openapi-fetch`).
  *
  * Sign-in is the consent page's, shared (`../signin/page-signin.ts`): OpenID Connect with
  * `CONSOLE_OIDC_ISSUER` (this page is its own redirect URI: register `<BASE_URL>/console`),
@@ -19,6 +20,7 @@ import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import type { Entropy } from '../../clock.ts';
 import type { OidcVerifier } from '../../console/oidc.ts';
+import { clientAssetRoutes, clientImportMap } from '../client-assets.ts';
 import { problemResponses } from '../openapi-responses.ts';
 import {
   oauthScriptRoute,
@@ -43,8 +45,16 @@ const ASSETS: readonly (readonly [string, string])[] = [
 ];
 const TEMPLATE = asset('console.html');
 
-/** Relative to `/console`: the exchange, the served client, and the page itself. */
-const PATHS = { token: 'console/token', oauth: 'console/oauth4webapi.js', redirect: 'console' };
+/** Where the typed client is served, relative to `/console`. */
+const CLIENT = 'console/client';
+
+/** Relative to `/console`: the exchange, oauth4webapi, the page itself, the typed client. */
+const PATHS = {
+  token: 'console/token',
+  oauth: 'console/oauth4webapi.js',
+  redirect: 'console',
+  client: `${CLIENT}/index.ts`,
+};
 
 /** The generated charts, by machine name: `docs/statecharts/<name>.svg`. */
 const CHARTS_DIR = new URL('../../../docs/statecharts/', import.meta.url);
@@ -70,7 +80,9 @@ function sendConsole(reply: FastifyReply, entropy: Entropy, signIn: PageSignIn):
   const nonce = entropy.bytes(16).toString('base64');
   const config = signInConfig(signIn, PATHS);
   // Function replacements: `$` sequences in the assets stay as they are.
-  let html = TEMPLATE.replaceAll('{{nonce}}', nonce).replace('/*CONFIG*/', () => config);
+  let html = TEMPLATE.replaceAll('{{nonce}}', nonce)
+    .replace('/*CONFIG*/', () => config)
+    .replace('/*IMPORTMAP*/', () => clientImportMap(`./${CLIENT}`));
   for (const [mark, text] of ASSETS) html = html.replace(mark, () => text);
   return reply
     .code(200)
@@ -85,7 +97,7 @@ const html = (description: string) => ({
   content: { 'text/html': { schema: z.string().describe('The console page.') } },
 });
 
-/** Registers the console page, its OpenID Connect client and the generated charts. */
+/** Registers the console page, its OpenID Connect client, the typed client and the generated charts. */
 export function consolePageRoutes(app: FastifyInstance, deps: ConsolePageDeps): void {
   const routes = app.withTypeProvider<ZodTypeProvider>();
 
@@ -104,6 +116,7 @@ export function consolePageRoutes(app: FastifyInstance, deps: ConsolePageDeps): 
   );
 
   oauthScriptRoute(app, '/console/oauth4webapi.js', 'console');
+  clientAssetRoutes(app, `/${CLIENT}`);
 
   const names = [...CHARTS.keys()];
   routes.get(
