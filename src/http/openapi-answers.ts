@@ -189,6 +189,8 @@ export const INLINE_EXAMPLES: Readonly<Record<string, unknown>> = {
   'GET /consent/oauth4webapi.js 200 text/javascript': '/* oauth4webapi, as installed */',
   'GET /consent/client/{module} 200 text/javascript': '/* a module of the typed client */',
   'GET /consent/client/executor/{module} 200 text/javascript': '/* a module of the typed client */',
+  'GET /console/client/{module} 200 text/javascript': '/* a module of the typed client */',
+  'GET /console/client/executor/{module} 200 text/javascript': '/* a module of the typed client */',
   'GET /consent/{request} 200 text/html': '<!doctype html>\n<html lang="en">…</html>\n',
   'GET /console 200 text/html': '<!doctype html>\n<html lang="en">…</html>\n',
   'GET /console/oauth4webapi.js 200 text/javascript': '/* oauth4webapi, as installed */',

@@ -19,6 +19,8 @@ const FAMILIES: Readonly<Record<string, RateFamily | null>> = {
   'GET /console': 'open',
   'GET /console/oauth4webapi.js': 'open',
   'GET /console/statecharts/{machine}': 'open',
+  'GET /console/client/{module}': null,
+  'GET /console/client/executor/{module}': null,
   'GET /docs': 'open',
   'GET /docs/': 'open',
   'GET /docs/js/scalar.js': 'open',

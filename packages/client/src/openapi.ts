@@ -1009,7 +1009,10 @@ export interface paths {
         query?: never;
         header?: never;
         path: {
-          /** @description The module’s file name, e.g. `index.ts`. */
+          /**
+           * @description The module’s file name, e.g. `index.ts`.
+           * @example index.ts
+           */
           module: string;
         };
         cookie?: never;
@@ -1022,6 +1025,7 @@ export interface paths {
             [name: string]: unknown;
           };
           content: {
+            /** @example /* a module of the typed client *\/ */
             'text/javascript': string;
           };
         };
@@ -1037,7 +1041,7 @@ export interface paths {
              *       "title": "Not Found",
              *       "status": 404,
              *       "detail": "nothing by that name is visible to the caller",
-             *       "instance": "/console/client/{module}",
+             *       "instance": "/console/client/index.ts",
              *       "code": "not_found",
              *       "message": "nothing by that name is visible to the caller"
              *     }
@@ -1057,7 +1061,7 @@ export interface paths {
              *       "title": "Too Many Requests",
              *       "status": 429,
              *       "detail": "over 100 requests a second; retry in 1 s",
-             *       "instance": "/console/client/{module}",
+             *       "instance": "/console/client/index.ts",
              *       "code": "rate_limited",
              *       "message": "over 100 requests a second; retry in 1 s"
              *     }
@@ -1091,7 +1095,10 @@ export interface paths {
         query?: never;
         header?: never;
         path: {
-          /** @description The module’s file name, e.g. `index.ts`. */
+          /**
+           * @description The module’s file name, e.g. `index.ts`.
+           * @example run.ts
+           */
           module: string;
         };
         cookie?: never;
@@ -1104,6 +1111,7 @@ export interface paths {
             [name: string]: unknown;
           };
           content: {
+            /** @example /* a module of the typed client *\/ */
             'text/javascript': string;
           };
         };
@@ -1119,7 +1127,7 @@ export interface paths {
              *       "title": "Not Found",
              *       "status": 404,
              *       "detail": "nothing by that name is visible to the caller",
-             *       "instance": "/console/client/executor/{module}",
+             *       "instance": "/console/client/executor/run.ts",
              *       "code": "not_found",
              *       "message": "nothing by that name is visible to the caller"
              *     }
@@ -1139,7 +1147,7 @@ export interface paths {
              *       "title": "Too Many Requests",
              *       "status": 429,
              *       "detail": "over 100 requests a second; retry in 1 s",
-             *       "instance": "/console/client/executor/{module}",
+             *       "instance": "/console/client/executor/run.ts",
              *       "code": "rate_limited",
              *       "message": "over 100 requests a second; retry in 1 s"
              *     }
