@@ -155,6 +155,7 @@ describe('the documented examples', () => {
     for (const path of [
       '/console',
       '/console/oauth4webapi.js',
+      '/console/statecharts',
       '/console/statecharts/{machine}',
       '/console/client/{module}',
       '/console/client/executor/{module}',

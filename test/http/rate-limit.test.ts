@@ -18,6 +18,7 @@ const FAMILIES: Readonly<Record<string, RateFamily | null>> = {
   'GET /consent/signed-in': 'open',
   'GET /console': 'open',
   'GET /console/oauth4webapi.js': 'open',
+  'GET /console/statecharts': 'open',
   'GET /console/statecharts/{machine}': 'open',
   'GET /console/client/{module}': null,
   'GET /console/client/executor/{module}': null,

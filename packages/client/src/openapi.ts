@@ -919,7 +919,7 @@ export interface paths {
     };
     /**
      * The console
-     * @description The page a tenant user keeps open: sign-in (OpenID Connect with `CONSOLE_OIDC_ISSUER`, whose redirect URI is this address, else the operator token), the tenant chosen from `GET /console/memberships`, the session directory, and a session’s live log and turn chart over the WebSocket tail. Served from this origin alone; everything it shows comes from this API.
+     * @description The page a tenant user keeps open: sign-in (OpenID Connect with `CONSOLE_OIDC_ISSUER`, whose redirect URI is this address, else the operator token), the tenant chosen from `GET /console/memberships`, the session directory, a session’s live log and turn chart over the WebSocket tail, and every machine’s generated chart and state table (`#/statecharts`). Served from this origin alone; everything it shows comes from this API.
      */
     get: {
       parameters: {
@@ -1153,6 +1153,84 @@ export interface paths {
              *     }
              */
             'application/problem+json': components['schemas']['Problem'];
+          };
+        };
+      };
+    };
+    put?: never;
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/console/statecharts': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /**
+     * Every machine’s state table
+     * @description Per machine, in name order, the rows of the two tables of `docs/statecharts/<machine>.md` (its states, and its transitions per state and event), as `npm run statecharts` writes them beside it (`<machine>.json`) from the machine in `src/machines`.
+     */
+    get: {
+      parameters: {
+        query?: never;
+        header?: never;
+        path?: never;
+        cookie?: never;
+      };
+      requestBody?: never;
+      responses: {
+        /** @description OK */
+        200: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            /**
+             * @example [
+             *       {
+             *         "machine": "claim",
+             *         "title": "Claim",
+             *         "source": "interface 3.4",
+             *         "file": "src/machines/claim.machine.ts",
+             *         "states": [
+             *           {
+             *             "state": "unclaimed",
+             *             "initial": true,
+             *             "terminal": false,
+             *             "description": "Never claimed."
+             *           },
+             *           {
+             *             "state": "answered",
+             *             "initial": false,
+             *             "terminal": true,
+             *             "description": "Completed once."
+             *           }
+             *         ],
+             *         "transitions": [
+             *           {
+             *             "state": "unclaimed",
+             *             "event": "call.completed",
+             *             "guard": null,
+             *             "target": "answered",
+             *             "actions": [
+             *               "complete"
+             *             ],
+             *             "note": "an invoke.completed landed"
+             *           }
+             *         ],
+             *         "invariants": [
+             *           "Nothing leaves `answered`."
+             *         ]
+             *       }
+             *     ]
+             */
+            'application/json': components['schemas']['MachineTable'][];
           };
         };
       };
@@ -8885,6 +8963,33 @@ export interface components {
       error: 'authorization_pending' | 'slow_down' | 'expired_token' | 'access_denied';
       /** @description The interval to poll at from now on, in ms (`slow_down`). */
       interval?: number;
+    };
+    MachineTable: {
+      /** @description The machine’s name, as in `src/machines/<name>.machine.ts`. */
+      machine: string;
+      title: string;
+      /** @description What the machine serves, as its `meta.source` says. */
+      source: string | null;
+      /** @description The machine’s file in the repository. */
+      file: string;
+      states: {
+        /** @description The state’s dotted path. */
+        state: string;
+        initial: boolean;
+        terminal: boolean;
+        description: string | null;
+      }[];
+      /** @description Per state and event, tried in order; the first whose guard holds is taken. */
+      transitions: {
+        state: string;
+        event: string;
+        guard: string | null;
+        /** @description Null: the machine stays where it is. */
+        target: string | null;
+        actions: string[];
+        note: string | null;
+      }[];
+      invariants: string[];
     };
     /** @description A tool the tenant brings from a linked connection. */
     ExtraTool: {

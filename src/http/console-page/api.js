@@ -185,5 +185,7 @@ const ConsoleApi = (() => {
       return status === 200 ? data : null;
     },
     tail,
+    /** `GET /console/statecharts`: every machine's state table, as docs/statecharts has it. */
+    statecharts: () => call('GET', 'console/statecharts'),
   };
 })();

@@ -10,18 +10,16 @@
  * else the operator token pasted once. The page is sent under a fresh nonce and the same
  * Content-Security-Policy as the consent page; tokens never travel in a URL.
  *
- * The turn chart is the SVG `npm run statecharts` generates from the machine
- * (`docs/statecharts/<machine>.svg`, held to the machines by `npm run statecharts:check`),
- * served as it is at `GET /console/statecharts/{machine}`.
+ * The turn chart and the statecharts view are what `npm run statecharts` generates from the
+ * machines (`docs/statecharts`), served as it is (`./statecharts.ts`).
  */
-import { readdirSync, readFileSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import type { FastifyInstance, FastifyReply } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import type { Entropy } from '../../clock.ts';
 import type { OidcVerifier } from '../../console/oidc.ts';
 import { clientAssetRoutes, clientImportMap } from '../client-assets.ts';
-import { problemResponses } from '../openapi-responses.ts';
 import {
   oauthScriptRoute,
   pageHeaders,
@@ -30,6 +28,7 @@ import {
   SIGN_IN_SCRIPT,
   type PageSignIn,
 } from '../signin/page-signin.ts';
+import { statechartRoutes } from './statecharts.ts';
 
 const asset = (name: string) => readFileSync(new URL(`./${name}`, import.meta.url), 'utf8');
 
@@ -41,6 +40,7 @@ const ASSETS: readonly (readonly [string, string])[] = [
   ['/*RECORDS*/', asset('records.js')],
   ['/*CHART*/', asset('chart.js')],
   ['/*SESSION*/', asset('session.js')],
+  ['/*STATECHARTS*/', asset('statecharts.js')],
   ['/*SCRIPT*/', asset('console.js')],
 ];
 const TEMPLATE = asset('console.html');
@@ -55,18 +55,6 @@ const PATHS = {
   redirect: 'console',
   client: `${CLIENT}/index.ts`,
 };
-
-/** The generated charts, by machine name: `docs/statecharts/<name>.svg`. */
-const CHARTS_DIR = new URL('../../../docs/statecharts/', import.meta.url);
-const CHARTS: ReadonlyMap<string, string> = new Map(
-  readdirSync(CHARTS_DIR)
-    .filter((file) => file.endsWith('.svg'))
-    .sort()
-    .map((file) => [
-      file.slice(0, -'.svg'.length),
-      readFileSync(new URL(file, CHARTS_DIR), 'utf8'),
-    ]),
-);
 
 export interface ConsolePageDeps {
   readonly entropy: Entropy;
@@ -107,7 +95,7 @@ export function consolePageRoutes(app: FastifyInstance, deps: ConsolePageDeps): 
       schema: {
         summary: 'The console',
         description:
-          'The page a tenant user keeps open: sign-in (OpenID Connect with `CONSOLE_OIDC_ISSUER`, whose redirect URI is this address, else the operator token), the tenant chosen from `GET /console/memberships`, the session directory, and a session’s live log and turn chart over the WebSocket tail. Served from this origin alone; everything it shows comes from this API.',
+          'The page a tenant user keeps open: sign-in (OpenID Connect with `CONSOLE_OIDC_ISSUER`, whose redirect URI is this address, else the operator token), the tenant chosen from `GET /console/memberships`, the session directory, a session’s live log and turn chart over the WebSocket tail, and every machine’s generated chart and state table (`#/statecharts`). Served from this origin alone; everything it shows comes from this API.',
         tags: ['console'],
         response: { 200: html('The console page.') },
       },
@@ -118,35 +106,5 @@ export function consolePageRoutes(app: FastifyInstance, deps: ConsolePageDeps): 
   oauthScriptRoute(app, '/console/oauth4webapi.js', 'console');
   clientAssetRoutes(app, `/${CLIENT}`);
 
-  const names = [...CHARTS.keys()];
-  routes.get(
-    '/console/statecharts/:machine',
-    {
-      schema: {
-        summary: 'A machine’s generated statechart',
-        description: `The SVG \`npm run statecharts\` generates from the machine in \`src/machines\` (as \`docs/statecharts/<machine>.svg\`); each state is a group \`g[data-state=<path>]\`. Machines: ${names.map((n) => `\`${n}\``).join(', ')}.`,
-        tags: ['console'],
-        params: z.object({
-          machine: z.enum(names as [string, ...string[]]).describe('The machine’s name.'),
-        }),
-        response: {
-          200: {
-            description: 'The chart.',
-            content: { 'image/svg+xml': { schema: z.string().describe('An SVG document.') } },
-          },
-          ...problemResponses(400),
-        },
-      },
-    },
-    async (request, reply) =>
-      reply
-        .headers({
-          'content-security-policy': "default-src 'none'; style-src 'unsafe-inline'",
-          'cache-control': 'no-cache',
-          'x-content-type-options': 'nosniff',
-        })
-        .type('image/svg+xml; charset=utf-8')
-        .serializer((payload) => payload as string)
-        .send(CHARTS.get(request.params.machine) ?? ''),
-  );
+  statechartRoutes(app);
 }
