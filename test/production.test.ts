@@ -82,6 +82,8 @@ describe('a production install', () => {
         '/console/statecharts/turn',
         '/consent/client/index.ts',
         '/consent/client/openapi-fetch.js',
+        '/console/client/index.ts',
+        '/console/client/openapi-fetch.js',
       ]) {
         const response = await fetch(`${service.url}${page}`);
         expect([page, response.status]).toEqual([page, 200]);

@@ -30,12 +30,14 @@ describe('statecharts', () => {
       expect(await staleStatecharts(root, docsRoot)).toEqual([]);
 
       const md = `${DOCS_DIR}/proposal.md`;
+      const json = `${DOCS_DIR}/proposal.json`;
       const svg = `${DOCS_DIR}/proposal.svg`;
       const orphan = `${DOCS_DIR}/retired.md`;
       await writeFile(path.join(docsRoot, md), `${files.get(md) ?? ''}\nedited by hand\n`);
+      await writeFile(path.join(docsRoot, json), '{}\n');
       await unlink(path.join(docsRoot, svg));
       await writeFile(path.join(docsRoot, orphan), '# Retired\n');
-      expect(await staleStatecharts(root, docsRoot)).toEqual([md, svg, orphan]);
+      expect(await staleStatecharts(root, docsRoot)).toEqual([md, json, svg, orphan]);
     } finally {
       await rm(docsRoot, { recursive: true, force: true });
     }

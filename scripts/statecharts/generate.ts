@@ -6,7 +6,8 @@
  * `connection-link.machine.ts` → `connectionLinkMachine`), and the machine's `id` is
  * `<name>`. Its root `meta` may carry `title`, `source` (the interface section and
  * decisions rows it serves) and `invariants` (strings, numbered in the page). For each
- * machine the generator writes `docs/statecharts/<name>.md` and `<name>.svg`, plus an
+ * machine the generator writes `docs/statecharts/<name>.md`, `<name>.svg` and `<name>.json`
+ * (the page's two tables as data, `table.ts`, which the console serves), plus an
  * index `docs/statecharts/README.md`. Output depends on the machines alone (sorted, no
  * dates), so `--check` can compare it with what is committed.
  */
@@ -17,6 +18,7 @@ import prettier from 'prettier';
 import type { AnyStateMachine } from 'xstate';
 import { renderMarkdown } from './markdown.ts';
 import { renderSvg } from './svg.ts';
+import { machineTable, renderTable } from './table.ts';
 import { walkMachine } from './walk.ts';
 
 export const MACHINES_DIR = 'src/machines';
@@ -86,7 +88,10 @@ export async function renderStatecharts(root: string): Promise<Map<string, strin
   for (const m of machines) {
     const chart = walkMachine(m.machine);
     const md = `${DOCS_DIR}/${m.name}.md`;
-    files.set(md, await renderMarkdown(chart, m.file, path.join(root, md)));
+    const json = `${DOCS_DIR}/${m.name}.json`;
+    const table = machineTable(chart, m.file);
+    files.set(md, await renderMarkdown(chart, table, m.file, path.join(root, md)));
+    files.set(json, await renderTable(table, path.join(root, json)));
     files.set(`${DOCS_DIR}/${m.name}.svg`, await renderSvg(chart));
   }
   return files;
@@ -94,7 +99,7 @@ export async function renderStatecharts(root: string): Promise<Map<string, strin
 
 /**
  * Paths under `docs/statecharts` that differ from what the generator would write:
- * missing, changed, or `.md`/`.svg` files no machine produces. Empty when up to date.
+ * missing, changed, or `.md`/`.svg`/`.json` files no machine produces. Empty when up to date.
  * The machines are read under `root`, the pages under `docsRoot` (default `root`).
  */
 export async function staleStatecharts(root: string, docsRoot = root): Promise<string[]> {
@@ -107,7 +112,7 @@ export async function staleStatecharts(root: string, docsRoot = root): Promise<s
   const present = await readdir(path.join(docsRoot, DOCS_DIR)).catch(() => [] as string[]);
   for (const name of present.sort()) {
     const file = `${DOCS_DIR}/${name}`;
-    if (/\.(md|svg)$/.test(name) && !expected.has(file)) stale.push(file);
+    if (/\.(md|svg|json)$/.test(name) && !expected.has(file)) stale.push(file);
   }
   return stale;
 }

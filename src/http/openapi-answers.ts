@@ -189,9 +189,34 @@ export const INLINE_EXAMPLES: Readonly<Record<string, unknown>> = {
   'GET /consent/oauth4webapi.js 200 text/javascript': '/* oauth4webapi, as installed */',
   'GET /consent/client/{module} 200 text/javascript': '/* a module of the typed client */',
   'GET /consent/client/executor/{module} 200 text/javascript': '/* a module of the typed client */',
+  'GET /console/client/{module} 200 text/javascript': '/* a module of the typed client */',
+  'GET /console/client/executor/{module} 200 text/javascript': '/* a module of the typed client */',
   'GET /consent/{request} 200 text/html': '<!doctype html>\n<html lang="en">…</html>\n',
   'GET /console 200 text/html': '<!doctype html>\n<html lang="en">…</html>\n',
   'GET /console/oauth4webapi.js 200 text/javascript': '/* oauth4webapi, as installed */',
+  'GET /console/statecharts 200 application/json': [
+    {
+      machine: 'claim',
+      title: 'Claim',
+      source: 'interface 3.4',
+      file: 'src/machines/claim.machine.ts',
+      states: [
+        { state: 'unclaimed', initial: true, terminal: false, description: 'Never claimed.' },
+        { state: 'answered', initial: false, terminal: true, description: 'Completed once.' },
+      ],
+      transitions: [
+        {
+          state: 'unclaimed',
+          event: 'call.completed',
+          guard: null,
+          target: 'answered',
+          actions: ['complete'],
+          note: 'an invoke.completed landed',
+        },
+      ],
+      invariants: ['Nothing leaves `answered`.'],
+    },
+  ],
   'GET /console/statecharts/{machine} 200 image/svg+xml':
     '<svg xmlns="http://www.w3.org/2000/svg" …>…</svg>\n',
 };

@@ -107,6 +107,8 @@ export const PATH_EXAMPLES: Readonly<Record<string, Readonly<Record<string, stri
   '/console/statecharts/{machine}': { machine: 'turn' },
   '/consent/client/{module}': { module: 'index.ts' },
   '/consent/client/executor/{module}': { module: 'run.ts' },
+  '/console/client/{module}': { module: 'index.ts' },
+  '/console/client/executor/{module}': { module: 'run.ts' },
 };
 
 /** The query parameters the examples go with, by path template. */

@@ -152,7 +152,14 @@ describe('the documented examples', () => {
       '/consent/client/executor/{module}',
     ])
       await send(`GET ${path}`);
-    for (const path of ['/console', '/console/oauth4webapi.js', '/console/statecharts/{machine}'])
+    for (const path of [
+      '/console',
+      '/console/oauth4webapi.js',
+      '/console/statecharts',
+      '/console/statecharts/{machine}',
+      '/console/client/{module}',
+      '/console/client/executor/{module}',
+    ])
       await send(`GET ${path}`);
 
     // The owner: a console token, the tenant, a secret, an inference option, a connection.

@@ -919,7 +919,7 @@ export interface paths {
     };
     /**
      * The console
-     * @description The page a tenant user keeps open: sign-in (OpenID Connect with `CONSOLE_OIDC_ISSUER`, whose redirect URI is this address, else the operator token), the tenant chosen from `GET /console/memberships`, the session directory, and a session’s live log, its session and turn charts and its tool calls’ claims over the WebSocket tail, with an ended session’s opened audit for owners. Served from this origin alone; everything it shows comes from this API.
+     * @description The page a tenant user keeps open: sign-in (OpenID Connect with `CONSOLE_OIDC_ISSUER`, whose redirect URI is this address, else the operator token), the tenant chosen from `GET /console/memberships`, the session directory, a session’s live log, its session and turn charts and its tool calls’ claims over the WebSocket tail, with an ended session’s opened audit for owners, and every machine’s generated chart and state table (`#/statecharts`). Served from this origin alone; everything it shows comes from this API.
      */
     get: {
       parameters: {
@@ -981,6 +981,256 @@ export interface paths {
           content: {
             /** @example /* oauth4webapi, as installed *\/ */
             'text/javascript': string;
+          };
+        };
+      };
+    };
+    put?: never;
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/console/client/{module}': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /**
+     * The typed client for pages: a module
+     * @description A module of the typed client package (`packages/client/src`) as JavaScript, its types stripped, or `openapi-fetch.js`, its one dependency: what the service’s own pages import to call this API, from this origin.
+     */
+    get: {
+      parameters: {
+        query?: never;
+        header?: never;
+        path: {
+          /**
+           * @description The module’s file name, e.g. `index.ts`.
+           * @example index.ts
+           */
+          module: string;
+        };
+        cookie?: never;
+      };
+      requestBody?: never;
+      responses: {
+        /** @description JavaScript. */
+        200: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            /** @example /* a module of the typed client *\/ */
+            'text/javascript': string;
+          };
+        };
+        /** @description Not Found. Nothing by that name is visible to the caller. Codes of this status across the API: `not_found`, `route_not_found`, `session_not_found`, `cause_not_found`, `no_such_install`, `install_gone`, `no_such_request`, `connection_not_found`, `inference_not_found`, `secret_not_found`. */
+        404: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            /**
+             * @example {
+             *       "type": "about:blank",
+             *       "title": "Not Found",
+             *       "status": 404,
+             *       "detail": "nothing by that name is visible to the caller",
+             *       "instance": "/console/client/index.ts",
+             *       "code": "not_found",
+             *       "message": "nothing by that name is visible to the caller"
+             *     }
+             */
+            'application/problem+json': components['schemas']['Problem'];
+          };
+        };
+        /** @description Too Many Requests. Over the rate limit of the route's family; `Retry-After` says when to come back, the `RateLimit-*` headers what is left. Codes of this status across the API: `rate_limited`, `too_many_tails`. */
+        429: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            /**
+             * @example {
+             *       "type": "about:blank",
+             *       "title": "Too Many Requests",
+             *       "status": 429,
+             *       "detail": "over 100 requests a second; retry in 1 s",
+             *       "instance": "/console/client/index.ts",
+             *       "code": "rate_limited",
+             *       "message": "over 100 requests a second; retry in 1 s"
+             *     }
+             */
+            'application/problem+json': components['schemas']['Problem'];
+          };
+        };
+      };
+    };
+    put?: never;
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/console/client/executor/{module}': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /**
+     * The typed client for pages: a module of executor/
+     * @description A module of the typed client package (`packages/client/src`) as JavaScript, its types stripped, or `openapi-fetch.js`, its one dependency: what the service’s own pages import to call this API, from this origin.
+     */
+    get: {
+      parameters: {
+        query?: never;
+        header?: never;
+        path: {
+          /**
+           * @description The module’s file name, e.g. `index.ts`.
+           * @example run.ts
+           */
+          module: string;
+        };
+        cookie?: never;
+      };
+      requestBody?: never;
+      responses: {
+        /** @description JavaScript. */
+        200: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            /** @example /* a module of the typed client *\/ */
+            'text/javascript': string;
+          };
+        };
+        /** @description Not Found. Nothing by that name is visible to the caller. Codes of this status across the API: `not_found`, `route_not_found`, `session_not_found`, `cause_not_found`, `no_such_install`, `install_gone`, `no_such_request`, `connection_not_found`, `inference_not_found`, `secret_not_found`. */
+        404: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            /**
+             * @example {
+             *       "type": "about:blank",
+             *       "title": "Not Found",
+             *       "status": 404,
+             *       "detail": "nothing by that name is visible to the caller",
+             *       "instance": "/console/client/executor/run.ts",
+             *       "code": "not_found",
+             *       "message": "nothing by that name is visible to the caller"
+             *     }
+             */
+            'application/problem+json': components['schemas']['Problem'];
+          };
+        };
+        /** @description Too Many Requests. Over the rate limit of the route's family; `Retry-After` says when to come back, the `RateLimit-*` headers what is left. Codes of this status across the API: `rate_limited`, `too_many_tails`. */
+        429: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            /**
+             * @example {
+             *       "type": "about:blank",
+             *       "title": "Too Many Requests",
+             *       "status": 429,
+             *       "detail": "over 100 requests a second; retry in 1 s",
+             *       "instance": "/console/client/executor/run.ts",
+             *       "code": "rate_limited",
+             *       "message": "over 100 requests a second; retry in 1 s"
+             *     }
+             */
+            'application/problem+json': components['schemas']['Problem'];
+          };
+        };
+      };
+    };
+    put?: never;
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/console/statecharts': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /**
+     * Every machine’s state table
+     * @description Per machine, in name order, the rows of the two tables of `docs/statecharts/<machine>.md` (its states, and its transitions per state and event), as `npm run statecharts` writes them beside it (`<machine>.json`) from the machine in `src/machines`.
+     */
+    get: {
+      parameters: {
+        query?: never;
+        header?: never;
+        path?: never;
+        cookie?: never;
+      };
+      requestBody?: never;
+      responses: {
+        /** @description OK */
+        200: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            /**
+             * @example [
+             *       {
+             *         "machine": "claim",
+             *         "title": "Claim",
+             *         "source": "interface 3.4",
+             *         "file": "src/machines/claim.machine.ts",
+             *         "states": [
+             *           {
+             *             "state": "unclaimed",
+             *             "initial": true,
+             *             "terminal": false,
+             *             "description": "Never claimed."
+             *           },
+             *           {
+             *             "state": "answered",
+             *             "initial": false,
+             *             "terminal": true,
+             *             "description": "Completed once."
+             *           }
+             *         ],
+             *         "transitions": [
+             *           {
+             *             "state": "unclaimed",
+             *             "event": "call.completed",
+             *             "guard": null,
+             *             "target": "answered",
+             *             "actions": [
+             *               "complete"
+             *             ],
+             *             "note": "an invoke.completed landed"
+             *           }
+             *         ],
+             *         "invariants": [
+             *           "Nothing leaves `answered`."
+             *         ]
+             *       }
+             *     ]
+             */
+            'application/json': components['schemas']['MachineTable'][];
           };
         };
       };
@@ -8713,6 +8963,33 @@ export interface components {
       error: 'authorization_pending' | 'slow_down' | 'expired_token' | 'access_denied';
       /** @description The interval to poll at from now on, in ms (`slow_down`). */
       interval?: number;
+    };
+    MachineTable: {
+      /** @description The machine’s name, as in `src/machines/<name>.machine.ts`. */
+      machine: string;
+      title: string;
+      /** @description What the machine serves, as its `meta.source` says. */
+      source: string | null;
+      /** @description The machine’s file in the repository. */
+      file: string;
+      states: {
+        /** @description The state’s dotted path. */
+        state: string;
+        initial: boolean;
+        terminal: boolean;
+        description: string | null;
+      }[];
+      /** @description Per state and event, tried in order; the first whose guard holds is taken. */
+      transitions: {
+        state: string;
+        event: string;
+        guard: string | null;
+        /** @description Null: the machine stays where it is. */
+        target: string | null;
+        actions: string[];
+        note: string | null;
+      }[];
+      invariants: string[];
     };
     /** @description A tool the tenant brings from a linked connection. */
     ExtraTool: {

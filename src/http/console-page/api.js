@@ -1,114 +1,129 @@
-/* The console's one way to the service: plain fetch and WebSocket, no build step. Every
- * other console script calls the service through `ConsoleApi` alone, so this module can
- * be switched for the typed client package (@agent-session-service/client) once it is
- * served to browsers. Paths are relative to the service's root, taken from the page's
- * address, so the service may sit under a path prefix. Tokens travel in the
- * Authorization header or, for the WebSocket, its subprotocol: never in a URL. */
-/* global location, fetch, URL, WebSocket, setTimeout, clearTimeout, crypto */
+/* The console's one way to the service: the typed client package
+ * (@agent-session-service/client), served from this origin under `console/client/` and
+ * loaded by the shared sign-in (`PageSignIn.service()`), as any dashboard would use it.
+ * Every other console script calls the service through `ConsoleApi` alone, whose calls
+ * answer `{status, data}`: the client's `ServiceProblem` becomes its status and problem
+ * body, a failure to reach the service status 0. Tokens travel in the Authorization
+ * header or, for the WebSocket, its subprotocol: never in a URL. */
+/* global location, URL, WebSocket, AbortController, setTimeout, crypto, PageSignIn */
 'use strict';
 
 // A top-level binding of a classic script: console.js reads it.
 // eslint-disable-next-line @typescript-eslint/no-unused-vars
 const ConsoleApi = (() => {
-  /** The service's root: the page is `<root>console`. */
-  const root = new URL(location.pathname.replace(/console\/?$/, ''), location.origin);
-  const at = (path) => new URL(path.replace(/^\//, ''), root);
+  const enc = encodeURIComponent;
+  const record = (name, body) => ({ kind: { name, version: 1 }, body });
+  const bearer = (token) => ({ authorization: `Bearer ${token}` });
+  const UNREACHABLE = { status: 0, data: { message: 'The service cannot be reached.' } };
+
+  /** The client package's module (the one the sign-in loads: same URL, same instance). */
+  const clientModule = () => import(new URL(PageSignIn.config.paths.client, location.href).href);
 
   /**
-   * One JSON call; answers `{status, data}` (data: the parsed body, a problem on errors,
-   * null when there is none). A failure to reach the service answers status 0.
+   * Runs `use(client)` with the service's typed client and answers what it answers; a
+   * refusal (`ServiceProblem`) answers `{status, data: problem}`, anything else status 0.
    */
-  async function call(method, path, token, body, extra = {}) {
-    const headers = { accept: 'application/json', ...extra };
-    if (token) headers.authorization = `Bearer ${token}`;
-    if (body !== undefined) headers['content-type'] = 'application/json';
-    let response;
+  async function through(use) {
     try {
-      response = await fetch(at(path), {
-        method,
-        headers,
-        body: body === undefined ? undefined : JSON.stringify(body),
-        cache: 'no-store',
-        credentials: 'omit',
-      });
-    } catch {
-      return { status: 0, data: { message: 'The service cannot be reached.' } };
-    }
-    const text = await response.text();
-    try {
-      return { status: response.status, data: text === '' ? null : JSON.parse(text) };
-    } catch {
-      return { status: response.status, data: null };
+      return await use(await PageSignIn.service());
+    } catch (error) {
+      if (error?.name === 'ServiceProblem') return { status: error.status, data: error.body };
+      return UNREACHABLE;
     }
   }
 
-  const enc = encodeURIComponent;
-  const record = (name, body) => ({ kind: { name, version: 1 }, body });
-
-  /** The close codes after which tailing again is pointless (the tail ended for good). */
-  const FINAL = new Set([1000]);
+  /** An openapi-fetch answer as `{status, data}` (data null when there is no body). */
+  const answered = ({ data, response }) => ({ status: response.status, data: data ?? null });
 
   /**
-   * A live tail of a session over the WebSocket (`GET /sessions/{id}/events`), resumed
-   * after a dropped connection from the cursor after the last record handed on: records
-   * arrive once each, in cursor order, with no gap. `handlers`: `record(landed)`,
-   * `state(text)` (connecting, live, reconnecting, ended) and `token()`, answering a fresh
-   * session token when the service says the old one expired (close 1008).
+   * One JSON call through the client's typed API and transport (429 and 503 retried after
+   * `Retry-After`); answers `{status, data}` (data: the parsed body, a problem on errors,
+   * null when there is none). A failure to reach the service answers status 0.
+   */
+  function call(method, path, token, body, extra = {}) {
+    const headers = { accept: 'application/json', ...extra, ...(token ? bearer(token) : {}) };
+    const url = `/${path.replace(/^\//, '')}`;
+    return through(async ({ api }) => answered(await api.request(method, url, { body, headers })));
+  }
+
+  /**
+   * A live tail of a session over the WebSocket (`GET /sessions/{id}/events`) through the
+   * client's tail, which resumes after a dropped connection from the cursor after the last
+   * record handed on: records arrive once each, in cursor order, with no gap. `handlers`:
+   * `record(landed)`, `state(text)` (connecting, live, reconnecting, ended) and `token()`,
+   * answering a fresh session token when the service says the old one expired.
    */
   function tail(session, token, from, handlers) {
-    let next = from;
-    let socket = null;
-    let stopped = false;
-    let retry = null;
-    let delay = 250;
+    const stop = new AbortController();
+    let next = Math.max(1, from);
     let current = token;
-
-    function open() {
-      if (stopped) return;
-      handlers.state(next === from ? 'connecting' : 'reconnecting');
-      const url = at(`sessions/${enc(session)}/events?from=${next}`);
-      url.protocol = url.protocol === 'https:' ? 'wss:' : 'ws:';
-      socket = new WebSocket(url, ['bearer', current]);
-      socket.addEventListener('open', () => {
-        delay = 250;
-        handlers.state('live');
-      });
-      socket.addEventListener('message', (event) => {
-        const line = JSON.parse(event.data);
-        if ('Err' in line) return;
-        const cursor = line.Ok.envelope.cursor;
-        // A record already handed on (a resumed tail starts at `next`): never twice.
-        if (cursor < next) return;
-        next = cursor + 1;
-        handlers.record(line.Ok);
-      });
-      socket.addEventListener('close', (event) => {
-        socket = null;
-        if (stopped) return;
-        if (FINAL.has(event.code)) {
-          handlers.state('ended');
-          return;
-        }
-        handlers.state('reconnecting');
-        retry = setTimeout(async () => {
-          if (event.code === 1008) current = (await handlers.token()) ?? current;
-          open();
-        }, delay);
-        delay = Math.min(delay * 2, 5_000);
-      });
+    let ended = false;
+    const report = (text) => {
+      if (!ended && !stop.signal.aborted) handlers.state(text);
+    };
+    // The client's sockets, watched: open is live, a close the tail did not choose is a cut.
+    const Native = WebSocket;
+    class Watched extends Native {
+      constructor(url, protocols) {
+        super(url, protocols);
+        this.addEventListener('open', () => report('live'));
+        this.addEventListener('close', (event) => {
+          if (event.code !== 1000) report('reconnecting');
+        });
+      }
     }
 
-    open();
+    async function follow() {
+      const [{ createClient }, service] = await Promise.all([clientModule(), PageSignIn.service()]);
+      const client = createClient({ ...service.options, WebSocket: Watched });
+      for (;;) {
+        const records = client
+          .session({ session, token: current })
+          .tail({ from: next, transport: 'websocket', signal: stop.signal });
+        let step;
+        try {
+          while (!(step = await records.next()).done) {
+            next = step.value.envelope.cursor + 1;
+            handlers.record(step.value);
+          }
+        } catch (error) {
+          // Refused, or reconnects that delivered nothing: wait, then tail again.
+          step = { value: error?.status === 401 ? 'token_expired' : 'failed' };
+        }
+        if (step.value === 'aborted') return;
+        if (step.value === 'archived') {
+          report('ended');
+          ended = true;
+          return;
+        }
+        report('reconnecting');
+        if (step.value === 'token_expired') current = (await handlers.token()) ?? current;
+        else await new Promise((resolve) => setTimeout(resolve, 5_000));
+      }
+    }
+
+    handlers.state('connecting');
+    // The client could not be loaded: nothing to tail with.
+    follow().catch(() => report('failed'));
     return {
       /** The cursor the next (re)connection starts from. */
       next: () => next,
-      close() {
-        stopped = true;
-        clearTimeout(retry);
-        socket?.close(1000);
-      },
+      close: () => stop.abort(),
     };
   }
+
+  /** A session's typed client with `sessionToken`. */
+  const sessionOf = (client, session, sessionToken) =>
+    client.session({ session, token: sessionToken });
+
+  /** Lands `records` on `session` as batch `key` (resent with that key if the answer is lost). */
+  const append = (sessionToken, session, records, key) =>
+    through(async (client) => ({
+      status: 200,
+      data: await sessionOf(client, session, sessionToken).append(records, {
+        idempotencyKey: key,
+      }),
+    }));
 
   return {
     /** `GET /console/memberships`: `[{tenant, role}]`. */
@@ -119,7 +134,11 @@ const ConsoleApi = (() => {
     /** `POST /console/sessions/{id}/token`: a session token writing as `console:<user>`. */
     sessionToken: (token, session) => call('POST', `console/sessions/${enc(session)}/token`, token),
     /** `GET /sessions/{id}/status` with a session token. */
-    status: (sessionToken, session) => call('GET', `sessions/${enc(session)}/status`, sessionToken),
+    status: (sessionToken, session) =>
+      through(async (client) => ({
+        status: 200,
+        data: await sessionOf(client, session, sessionToken).status(),
+      })),
     /**
      * A fresh `Idempotency-Key`: one per batch, the same for each resend of it (random
      * bytes: `crypto.randomUUID` is missing outside secure contexts).
@@ -130,46 +149,40 @@ const ConsoleApi = (() => {
         .join(''),
     /** Appends `message.submitted` as batch `key`. */
     send: (sessionToken, session, text, key) =>
-      call(
-        'POST',
-        `sessions/${enc(session)}/events`,
-        sessionToken,
-        [record('message.submitted', { text })],
-        { 'idempotency-key': key },
-      ),
+      append(sessionToken, session, [record('message.submitted', { text })], key),
     /** Appends `turn.cancel` for `turn` (a cursor, or null for whatever turn runs) as batch `key`. */
     cancel: (sessionToken, session, turn, key) =>
-      call(
-        'POST',
-        `sessions/${enc(session)}/events`,
-        sessionToken,
-        [record('turn.cancel', { turn })],
-        { 'idempotency-key': key },
-      ),
+      append(sessionToken, session, [record('turn.cancel', { turn })], key),
     /**
      * `GET /console/sessions/{id}/events`: the plain audit (any member), every public
      * record up to the head as it stood; answers `{status, records}`.
      */
     async audit(token, session) {
-      let response;
-      try {
-        response = await fetch(at(`console/sessions/${enc(session)}/events`), {
-          headers: { accept: 'application/jsonstream', authorization: `Bearer ${token}` },
-          cache: 'no-store',
-          credentials: 'omit',
-        });
-      } catch {
-        return { status: 0, records: [] };
-      }
-      if (response.status !== 200) return { status: response.status, records: [] };
-      const lines = (await response.text()).split('\n').filter((line) => line !== '');
+      const { status, data } = await through(async ({ api }) =>
+        answered(
+          await api.GET('/console/sessions/{id}/events', {
+            params: { path: { id: session } },
+            headers: { accept: 'application/jsonstream', ...bearer(token) },
+            parseAs: 'text',
+          }),
+        ),
+      );
+      if (status !== 200) return { status, records: [] };
+      const lines = (data ?? '').split('\n').filter((line) => line !== '');
       const records = lines.map((line) => JSON.parse(line)).filter((line) => 'Ok' in line);
       return { status: 200, records: records.map((line) => line.Ok) };
     },
     /** The generated chart of machine `name`, as SVG text (null when it cannot be read). */
     async chart(name) {
-      const response = await fetch(at(`console/statecharts/${enc(name)}`), { cache: 'no-store' });
-      return response.status === 200 ? response.text() : null;
+      const { status, data } = await through(async ({ api }) =>
+        answered(
+          await api.GET('/console/statecharts/{machine}', {
+            params: { path: { machine: name } },
+            parseAs: 'text',
+          }),
+        ),
+      );
+      return status === 200 ? data : null;
     },
     tail,
     /**
@@ -178,29 +191,21 @@ const ConsoleApi = (() => {
      * problem}` (problem: the parsed problem when refused, else null).
      */
     async openedAudit(token, session) {
-      let response;
-      try {
-        response = await fetch(at(`console/sessions/${enc(session)}/events?opened=1`), {
-          headers: { accept: 'application/jsonstream', authorization: `Bearer ${token}` },
-          cache: 'no-store',
-          credentials: 'omit',
-        });
-      } catch {
-        return { status: 0, records: [], problem: { message: 'The service cannot be reached.' } };
-      }
-      const text = await response.text();
-      if (response.status !== 200) {
-        let problem = null;
-        try {
-          problem = JSON.parse(text);
-        } catch {
-          // A refusal without a problem body: the status alone says it.
-        }
-        return { status: response.status, records: [], problem };
-      }
-      const lines = text.split('\n').filter((line) => line !== '');
+      const { status, data } = await through(async ({ api }) =>
+        answered(
+          await api.GET('/console/sessions/{id}/events', {
+            params: { path: { id: session }, query: { opened: '1' } },
+            headers: { accept: 'application/jsonstream', ...bearer(token) },
+            parseAs: 'text',
+          }),
+        ),
+      );
+      if (status !== 200) return { status, records: [], problem: data };
+      const lines = (data ?? '').split('\n').filter((line) => line !== '');
       const records = lines.map((line) => JSON.parse(line)).filter((line) => 'Ok' in line);
       return { status: 200, records: records.map((line) => line.Ok), problem: null };
     },
+    /** `GET /console/statecharts`: every machine's state table, as docs/statecharts has it. */
+    statecharts: () => call('GET', 'console/statecharts'),
   };
 })();

@@ -5,7 +5,8 @@
  * view (session.js). Routes live in the fragment (`#/sessions/<id>`); the console token
  * lives in this tab's sessionStorage, the operator token or ID token in memory only. */
 /* global window, document, location, history, sessionStorage, setInterval, clearInterval,
-   crypto, TextEncoder, URLSearchParams, PageSignIn, ConsoleApi, ConsoleSession */
+   crypto, TextEncoder, URLSearchParams, PageSignIn, ConsoleApi, ConsoleSession,
+   ConsoleStatecharts */
 'use strict';
 
 (() => {
@@ -35,7 +36,8 @@
   }
 
   function showOnly(section) {
-    for (const name of ['signin', 'directory', 'session']) $(name).hidden = name !== section;
+    for (const name of ['signin', 'directory', 'session', 'statecharts'])
+      $(name).hidden = name !== section;
   }
 
   function leaveView() {
@@ -50,6 +52,7 @@
     sessionStorage.removeItem(TOKEN);
     who = null;
     $('who').hidden = true;
+    $('views').hidden = true;
     showOnly('signin');
     $('signin-oidc').hidden = signIn.config.oidc === null;
     if (signIn.config.oidc !== null) $('oidc-issuer').textContent = signIn.config.oidc.issuer;
@@ -108,6 +111,7 @@
     $('who-role').textContent = who.role;
     document.body.dataset.role = who.role;
     $('who').hidden = false;
+    $('views').hidden = false;
     status('');
     route();
   }
@@ -203,6 +207,11 @@
   function route() {
     leaveView();
     if (who === null) return;
+    if (location.hash === '#/statecharts') {
+      showOnly('statecharts');
+      view = ConsoleStatecharts.open();
+      return;
+    }
     const match = /^#\/sessions\/([A-Za-z0-9_-]{1,100})$/.exec(location.hash);
     if (match === null) return showDirectory();
     showOnly('session');

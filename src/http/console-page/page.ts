@@ -2,24 +2,25 @@
  * The console at `GET /console`: the page a tenant owner keeps
  * open, served by the service itself with nothing from elsewhere and no build step. Its
  * scripts call the JSON API and the WebSocket tail as any dashboard would, all through
- * `api.js` (to be switched for the typed client package once browsers can load it).
+ * `api.js`, which calls through the typed client package served from this origin under
+ * `/console/client/` (`../client-assets.ts`; the page's import map names its `openapi-fetch`).
  *
  * Sign-in is the consent page's, shared (`../signin/page-signin.ts`): OpenID Connect with
  * `CONSOLE_OIDC_ISSUER` (this page is its own redirect URI: register `<BASE_URL>/console`),
  * else the operator token pasted once. The page is sent under a fresh nonce and the same
  * Content-Security-Policy as the consent page; tokens never travel in a URL.
  *
- * The session, turn and claim charts are the SVGs `npm run statecharts` generates from the
- * machines (`docs/statecharts/<machine>.svg`, held to the machines by `npm run
- * statecharts:check`), served as they are at `GET /console/statecharts/{machine}`.
+ * The session, turn and claim charts and the statecharts view are what `npm run
+ * statecharts` generates from the machines (`docs/statecharts`), served as it is
+ * (`./statecharts.ts`).
  */
-import { readdirSync, readFileSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import type { FastifyInstance, FastifyReply } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import type { Entropy } from '../../clock.ts';
 import type { OidcVerifier } from '../../console/oidc.ts';
-import { problemResponses } from '../openapi-responses.ts';
+import { clientAssetRoutes, clientImportMap } from '../client-assets.ts';
 import {
   oauthScriptRoute,
   pageHeaders,
@@ -28,6 +29,7 @@ import {
   SIGN_IN_SCRIPT,
   type PageSignIn,
 } from '../signin/page-signin.ts';
+import { statechartRoutes } from './statecharts.ts';
 
 const asset = (name: string) => readFileSync(new URL(`./${name}`, import.meta.url), 'utf8');
 
@@ -43,24 +45,21 @@ const ASSETS: readonly (readonly [string, string])[] = [
   ['/*LOG*/', asset('log-view.js')],
   ['/*AUDIT*/', asset('audit.js')],
   ['/*SESSION*/', asset('session.js')],
+  ['/*STATECHARTS*/', asset('statecharts.js')],
   ['/*SCRIPT*/', asset('console.js')],
 ];
 const TEMPLATE = asset('console.html');
 
-/** Relative to `/console`: the exchange, the served client, and the page itself. */
-const PATHS = { token: 'console/token', oauth: 'console/oauth4webapi.js', redirect: 'console' };
+/** Where the typed client is served, relative to `/console`. */
+const CLIENT = 'console/client';
 
-/** The generated charts, by machine name: `docs/statecharts/<name>.svg`. */
-const CHARTS_DIR = new URL('../../../docs/statecharts/', import.meta.url);
-const CHARTS: ReadonlyMap<string, string> = new Map(
-  readdirSync(CHARTS_DIR)
-    .filter((file) => file.endsWith('.svg'))
-    .sort()
-    .map((file) => [
-      file.slice(0, -'.svg'.length),
-      readFileSync(new URL(file, CHARTS_DIR), 'utf8'),
-    ]),
-);
+/** Relative to `/console`: the exchange, oauth4webapi, the page itself, the typed client. */
+const PATHS = {
+  token: 'console/token',
+  oauth: 'console/oauth4webapi.js',
+  redirect: 'console',
+  client: `${CLIENT}/index.ts`,
+};
 
 export interface ConsolePageDeps {
   readonly entropy: Entropy;
@@ -74,7 +73,9 @@ function sendConsole(reply: FastifyReply, entropy: Entropy, signIn: PageSignIn):
   const nonce = entropy.bytes(16).toString('base64');
   const config = signInConfig(signIn, PATHS);
   // Function replacements: `$` sequences in the assets stay as they are.
-  let html = TEMPLATE.replaceAll('{{nonce}}', nonce).replace('/*CONFIG*/', () => config);
+  let html = TEMPLATE.replaceAll('{{nonce}}', nonce)
+    .replace('/*CONFIG*/', () => config)
+    .replace('/*IMPORTMAP*/', () => clientImportMap(`./${CLIENT}`));
   for (const [mark, text] of ASSETS) html = html.replace(mark, () => text);
   return reply
     .code(200)
@@ -89,7 +90,7 @@ const html = (description: string) => ({
   content: { 'text/html': { schema: z.string().describe('The console page.') } },
 });
 
-/** Registers the console page, its OpenID Connect client and the generated charts. */
+/** Registers the console page, its OpenID Connect client, the typed client and the generated charts. */
 export function consolePageRoutes(app: FastifyInstance, deps: ConsolePageDeps): void {
   const routes = app.withTypeProvider<ZodTypeProvider>();
 
@@ -99,7 +100,7 @@ export function consolePageRoutes(app: FastifyInstance, deps: ConsolePageDeps): 
       schema: {
         summary: 'The console',
         description:
-          'The page a tenant user keeps open: sign-in (OpenID Connect with `CONSOLE_OIDC_ISSUER`, whose redirect URI is this address, else the operator token), the tenant chosen from `GET /console/memberships`, the session directory, and a session’s live log, its session and turn charts and its tool calls’ claims over the WebSocket tail, with an ended session’s opened audit for owners. Served from this origin alone; everything it shows comes from this API.',
+          'The page a tenant user keeps open: sign-in (OpenID Connect with `CONSOLE_OIDC_ISSUER`, whose redirect URI is this address, else the operator token), the tenant chosen from `GET /console/memberships`, the session directory, a session’s live log, its session and turn charts and its tool calls’ claims over the WebSocket tail, with an ended session’s opened audit for owners, and every machine’s generated chart and state table (`#/statecharts`). Served from this origin alone; everything it shows comes from this API.',
         tags: ['console'],
         response: { 200: html('The console page.') },
       },
@@ -108,36 +109,7 @@ export function consolePageRoutes(app: FastifyInstance, deps: ConsolePageDeps): 
   );
 
   oauthScriptRoute(app, '/console/oauth4webapi.js', 'console');
+  clientAssetRoutes(app, `/${CLIENT}`);
 
-  const names = [...CHARTS.keys()];
-  routes.get(
-    '/console/statecharts/:machine',
-    {
-      schema: {
-        summary: 'A machine’s generated statechart',
-        description: `The SVG \`npm run statecharts\` generates from the machine in \`src/machines\` (as \`docs/statecharts/<machine>.svg\`); each state is a group \`g[data-state=<path>]\`, each edge a group \`g.edge[data-from=<path>][data-to=<path>]\` (\`[*]\` for an initial or final marker). Machines: ${names.map((n) => `\`${n}\``).join(', ')}.`,
-        tags: ['console'],
-        params: z.object({
-          machine: z.enum(names as [string, ...string[]]).describe('The machine’s name.'),
-        }),
-        response: {
-          200: {
-            description: 'The chart.',
-            content: { 'image/svg+xml': { schema: z.string().describe('An SVG document.') } },
-          },
-          ...problemResponses(400),
-        },
-      },
-    },
-    async (request, reply) =>
-      reply
-        .headers({
-          'content-security-policy': "default-src 'none'; style-src 'unsafe-inline'",
-          'cache-control': 'no-cache',
-          'x-content-type-options': 'nosniff',
-        })
-        .type('image/svg+xml; charset=utf-8')
-        .serializer((payload) => payload as string)
-        .send(CHARTS.get(request.params.machine) ?? ''),
-  );
+  statechartRoutes(app);
 }
