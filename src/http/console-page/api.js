@@ -110,6 +110,55 @@ const ConsoleApi = (() => {
     };
   }
 
+  /** The tenant's resources (installs, connections, options, secrets, members, usage). */
+  const resources = {
+    /** `GET /installs`, one page of composed documents: `{items, next}`. */
+    installs: (token, after) =>
+      call('GET', `installs?limit=200${after ? `&after=${enc(after)}` : ''}`, token),
+    /** `POST /installs/{id}/key`: `{key}`, the new key, answered this once. */
+    rotateKey: (token, id) => call('POST', `installs/${enc(id)}/key`, token),
+    /** `DELETE /installs/{id}/key`. */
+    revokeKey: (token, id) => call('DELETE', `installs/${enc(id)}/key`, token),
+    /** `DELETE /installs/{id}`. */
+    deleteInstall: (token, id) => call('DELETE', `installs/${enc(id)}`, token),
+    /** `GET /connections`. */
+    connections: (token) => call('GET', 'connections', token),
+    /** `GET /connections/{id}`: the state read live, and the catalog captured at link. */
+    connection: (token, name) => call('GET', `connections/${enc(name)}`, token),
+    /**
+     * `POST /connections/{id}/authorize`: `{authorize}`. The answer binds the URL to this
+     * browser with a cookie the callback requires, so this call keeps cookies.
+     */
+    async authorize(token, name) {
+      try {
+        const response = await fetch(at(`connections/${enc(name)}/authorize`), {
+          method: 'POST',
+          headers: { accept: 'application/json', authorization: `Bearer ${token}` },
+          cache: 'no-store',
+          credentials: 'same-origin',
+        });
+        const text = await response.text();
+        return { status: response.status, data: text === '' ? null : JSON.parse(text) };
+      } catch {
+        return { status: 0, data: { message: 'The service cannot be reached.' } };
+      }
+    },
+    /** `GET /inferences`. */
+    inferences: (token) => call('GET', 'inferences', token),
+    /** `DELETE /inferences/{id}`. */
+    deleteInference: (token, name) => call('DELETE', `inferences/${enc(name)}`, token),
+    /** `GET /secrets`: names and times, never values. */
+    secrets: (token) => call('GET', 'secrets', token),
+    /** `DELETE /secrets/{id}`. */
+    deleteSecret: (token, name) => call('DELETE', `secrets/${enc(name)}`, token),
+    /** `GET /console/tenant`: `{tenant, name, members}`. */
+    tenant: (token) => call('GET', 'console/tenant', token),
+    /** `PUT /console/tenant` with the whole member list. */
+    putTenant: (token, name, members) => call('PUT', 'console/tenant', token, { name, members }),
+    /** `GET /usage?from&to`: rows by UTC day, both ends inclusive. */
+    usage: (token, from, to) => call('GET', `usage?from=${enc(from)}&to=${enc(to)}`, token),
+  };
+
   return {
     /** `GET /console/memberships`: `[{tenant, role}]`. */
     memberships: (token) => call('GET', 'console/memberships', token),
@@ -172,5 +221,6 @@ const ConsoleApi = (() => {
       return response.status === 200 ? response.text() : null;
     },
     tail,
+    ...resources,
   };
 })();

@@ -39,6 +39,12 @@ const ASSETS: readonly (readonly [string, string])[] = [
   ['/*RECORDS*/', asset('records.js')],
   ['/*CHART*/', asset('chart.js')],
   ['/*SESSION*/', asset('session.js')],
+  ['/*RESOURCES*/', asset('resources.js')],
+  ['/*INSTALLS*/', asset('installs.js')],
+  ['/*CONNECTIONS*/', asset('connections.js')],
+  ['/*SETTINGS*/', asset('settings.js')],
+  ['/*MEMBERS*/', asset('members.js')],
+  ['/*USAGE*/', asset('usage.js')],
   ['/*SCRIPT*/', asset('console.js')],
 ];
 const TEMPLATE = asset('console.html');
