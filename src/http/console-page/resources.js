@@ -59,7 +59,8 @@ const ConsoleResources = (() => {
           el(
             'tr',
             { dataset: rowData(index) },
-            cells.map((cell) => el('td', {}, cell)),
+            // The column's name on each cell: narrow screens show rows as cards.
+            cells.map((cell, n) => el('td', { 'data-label': head[n] || undefined }, cell)),
           ),
         ),
       ),

@@ -15,7 +15,10 @@ const ConsoleUsage = (() => {
   const FIRST_DAYS = 30;
   /** Series colours, told apart by the legend and the tables too. */
   const COLOURS = ['#1e88e5', '#e65100', '#43a047', '#8e24aa', '#00897b', '#c62828', '#6d4c41'];
-  const BOX = { width: 720, height: 240, left: 56, right: 12, top: 12, bottom: 30 };
+  /** The plot's margins; its width follows the page's, so its words stay readable. */
+  const BOX = { height: 240, left: 56, right: 12, top: 12, bottom: 30 };
+  /** The widest a bar is drawn, in px. */
+  const BAR_MAX = 48;
 
   const dayOf = (ms) => new Date(ms).toISOString().slice(0, 10);
 
@@ -51,24 +54,27 @@ const ConsoleUsage = (() => {
       Object.values(values.get(day) ?? {}).reduce((a, b) => a + b, 0),
     );
     const top = Math.max(1, ...totals);
-    const plotW = BOX.width - BOX.left - BOX.right;
+    const width = Math.min(960, Math.max(300, place.clientWidth || 720));
+    const plotW = width - BOX.left - BOX.right;
     const plotH = BOX.height - BOX.top - BOX.bottom;
     const slot = plotW / days.length;
+    const bar = Math.max(1, Math.min(BAR_MAX, slot * 0.7));
     const y = (value) => BOX.top + plotH - (value / top) * plotH;
     const chart = svg('svg', {
-      viewBox: `0 0 ${BOX.width} ${BOX.height}`,
+      viewBox: `0 0 ${width} ${BOX.height}`,
       role: 'img',
       'aria-label': `${title}; the figures are in the table below`,
     });
     chart.append(svg('title', {}, title));
-    for (const tick of [0, top / 2, top]) {
+    for (const tick of new Set([0, Math.round(top / 2), top])) {
       const at = y(tick);
       chart.append(
-        svg('line', { x1: BOX.left, x2: BOX.width - BOX.right, y1: at, y2: at, class: 'grid' }),
-        svg('text', { x: BOX.left - 6, y: at + 4, 'text-anchor': 'end' }, String(Math.round(tick))),
+        svg('line', { x1: BOX.left, x2: width - BOX.right, y1: at, y2: at, class: 'grid' }),
+        svg('text', { x: BOX.left - 6, y: at + 4, 'text-anchor': 'end' }, String(tick)),
       );
     }
-    const every = Math.ceil(days.length / 6);
+    // Day labels no closer than 70 px.
+    const every = Math.ceil(days.length / Math.max(1, Math.floor(plotW / 70)));
     days.forEach((day, index) => {
       const x = BOX.left + index * slot;
       let base = 0;
@@ -76,8 +82,8 @@ const ConsoleUsage = (() => {
         const value = values.get(day)?.[name] ?? 0;
         if (value === 0) continue;
         const rect = svg('rect', {
-          x: x + slot * 0.15,
-          width: Math.max(1, slot * 0.7),
+          x: x + (slot - bar) / 2,
+          width: bar,
           y: y(base + value),
           height: Math.max(1, y(base) - y(base + value)),
           fill: COLOURS[n % COLOURS.length],
@@ -89,7 +95,7 @@ const ConsoleUsage = (() => {
         chart.append(rect);
         base += value;
       }
-      if (index % every === 0 || index === days.length - 1) {
+      if (index % every === 0) {
         const label = svg('text', { x: x + slot / 2, y: BOX.height - 10, 'text-anchor': 'middle' });
         label.textContent = day.slice(5);
         chart.append(label);
@@ -117,6 +123,7 @@ const ConsoleUsage = (() => {
     const tokenRows = [];
     const tokenData = [];
     const callRows = [];
+    const callData = [];
     for (const row of rows) {
       for (const [model, t] of Object.entries(row.tokens)) {
         tokenRows.push([row.day, model, t.input, t.output, t.input + t.output]);
@@ -124,16 +131,24 @@ const ConsoleUsage = (() => {
       }
       for (const [tool, calls] of Object.entries(row.tool_calls)) {
         callRows.push([row.day, tool, calls]);
+        callData.push({ day: row.day, tool });
       }
     }
     return [
+      ui.el('h4', {}, 'Tokens'),
       ui.table(
         'Tokens by day and model',
         ['Day', 'Model', 'Input', 'Output', 'Total'],
         tokenRows,
         (i) => tokenData[i],
       ),
-      ui.table('Tool calls by day and tool', ['Day', 'Tool', 'Calls'], callRows),
+      ui.el('h4', {}, 'Tool calls'),
+      ui.table(
+        'Tool calls by day and tool',
+        ['Day', 'Tool', 'Calls'],
+        callRows,
+        (i) => callData[i],
+      ),
     ];
   }
 
@@ -156,7 +171,7 @@ const ConsoleUsage = (() => {
       ui.busy('');
       if (closed) return;
       if (answer.status === 400 && /^query\.(from|to)$/.test(answer.data?.field ?? '')) {
-        errorAt(answer.data.field, answer.data.message ?? 'Refused.');
+        errorAt(answer.data.field, answer.data.reason ?? answer.data.message);
         return;
       }
       const rows = await ui.read('the usage', () => Promise.resolve(answer));
