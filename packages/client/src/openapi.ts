@@ -1018,7 +1018,7 @@ export interface paths {
     };
     /**
      * The console
-     * @description The page a tenant user keeps open: sign-in (OpenID Connect with `CONSOLE_OIDC_ISSUER`, whose redirect URI is this address, else the operator token), the tenant chosen from `GET /console/memberships`, the session directory, and a session’s live log and turn chart over the WebSocket tail. Served from this origin alone; everything it shows comes from this API.
+     * @description The page a tenant user keeps open: sign-in (OpenID Connect with `CONSOLE_OIDC_ISSUER`, whose redirect URI is this address, else the operator token), the tenant chosen from `GET /console/memberships`, the session directory, a session’s live log and turn chart over the WebSocket tail, and the tenant’s installs, connections, inference options and secrets, members and usage. Served from this origin alone; everything it shows comes from this API.
      */
     get: {
       parameters: {

@@ -9,6 +9,9 @@
  * else the operator token pasted once. The page is sent under a fresh nonce and the same
  * Content-Security-Policy as the consent page; tokens never travel in a URL.
  *
+ * The pages of the tenant's resources (installs, connections, inference options and
+ * secrets, members, usage) are `resources.js` and one script each, behind the page's nav.
+ *
  * The turn chart is the SVG `npm run statecharts` generates from the machine
  * (`docs/statecharts/<machine>.svg`, held to the machines by `npm run statecharts:check`),
  * served as it is at `GET /console/statecharts/{machine}`.
@@ -101,7 +104,7 @@ export function consolePageRoutes(app: FastifyInstance, deps: ConsolePageDeps): 
       schema: {
         summary: 'The console',
         description:
-          'The page a tenant user keeps open: sign-in (OpenID Connect with `CONSOLE_OIDC_ISSUER`, whose redirect URI is this address, else the operator token), the tenant chosen from `GET /console/memberships`, the session directory, and a session’s live log and turn chart over the WebSocket tail. Served from this origin alone; everything it shows comes from this API.',
+          'The page a tenant user keeps open: sign-in (OpenID Connect with `CONSOLE_OIDC_ISSUER`, whose redirect URI is this address, else the operator token), the tenant chosen from `GET /console/memberships`, the session directory, a session’s live log and turn chart over the WebSocket tail, and the tenant’s installs, connections, inference options and secrets, members and usage. Served from this origin alone; everything it shows comes from this API.',
         tags: ['console'],
         response: { 200: html('The console page.') },
       },
