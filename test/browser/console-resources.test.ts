@@ -100,14 +100,20 @@ describe('the installs page', () => {
     await first.getByText('Key revoked').waitFor();
     expect(await openWith(key)).toBe(401);
 
-    // Delete, asked twice; "Keep it" keeps it.
-    await other.getByRole('button', { name: 'Delete install' }).click();
-    await other.getByRole('button', { name: 'Keep it' }).click();
+    // Delete, asked twice, by keyboard: the question takes the focus on "Keep it"; Escape keeps.
+    const focused = () => page.evaluate<string>('document.activeElement.textContent');
+    await other.getByRole('button', { name: 'Delete install' }).focus();
+    await page.keyboard.press('Enter');
+    expect(await focused()).toBe('Keep it');
+    await page.keyboard.press('Escape');
+    expect(await focused()).toBe('Delete install');
     expect(await other.getByRole('button', { name: 'Yes, delete install' }).isVisible()).toBe(
       false,
     );
-    await other.getByRole('button', { name: 'Delete install' }).click();
-    await other.getByRole('button', { name: 'Yes, delete install' }).click();
+    await page.keyboard.press('Enter');
+    await page.keyboard.press('Shift+Tab');
+    expect(await focused()).toBe('Yes, delete install');
+    await page.keyboard.press('Enter');
     await other.waitFor({ state: 'detached' });
     expect(await openWith(second.key)).not.toBe(201);
     expect(await page.locator('#install-list article').count()).toBe(1);
@@ -122,7 +128,21 @@ describe('the installs page', () => {
     if (other === undefined) throw new Error('no second owner');
     const { page, problems } = await openConsole(browser, origin, 390);
     await signInWith(page, owner, operator);
-    await visit(page, 'installs');
+    // While the service has not answered, the page says it is loading.
+    let answer = () => undefined as unknown;
+    const held = new Promise((resolve) => (answer = resolve));
+    await page.route(`${origin}/installs?*`, async (route) => {
+      await held;
+      await route.continue();
+    });
+    await page.getByRole('link', { name: 'Installs' }).click();
+    const loading = page.locator('#installs .loading');
+    await expect.poll(() => loading.textContent()).toBe('Loading the installs…');
+    expect(await loading.isVisible()).toBe(true);
+    expect(await page.locator('#installs').getAttribute('aria-busy')).toBe('true');
+    answer();
+    await page.locator('#installs[aria-busy="false"]').waitFor();
+    expect(await loading.isVisible()).toBe(false);
     expect(await scrollWidth(page)).toBeLessThanOrEqual(390);
     // The other owner makes this one a member while the page is open.
     await flow.expect(200, 'PUT', '/console/tenant', other.token, {

@@ -112,6 +112,9 @@ const ConsoleResources = (() => {
         button.focus();
       });
       ask.replaceChildren(el('span', {}, confirm), ' ', yes, keep);
+      ask.addEventListener('keydown', (event) => {
+        if (event.key === 'Escape') keep.click();
+      });
       button.addEventListener('click', () => {
         error.textContent = '';
         ask.hidden = false;
