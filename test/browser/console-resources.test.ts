@@ -60,7 +60,8 @@ describe('the installs page', () => {
       owner,
       config: { inference: 'default', policies: [policy] },
     });
-    const { page, problems, urls } = await openConsole(browser, origin);
+    const clipboard = ['clipboard-read', 'clipboard-write'];
+    const { page, problems, urls } = await openConsole(browser, origin, 1280, clipboard);
     await signInWith(page, owner, operator);
     // Reached by keyboard from the nav.
     await page.getByRole('link', { name: 'Installs' }).focus();
@@ -87,6 +88,9 @@ describe('the installs page', () => {
     const key = await shown.inputValue();
     expect(key).toMatch(/^ik_/);
     expect(await page.locator('#new-key-install').textContent()).toBe(install.id);
+    await page.getByRole('button', { name: 'Copy', exact: true }).click();
+    await page.locator('#new-key-copied', { hasText: 'Copied.' }).waitFor();
+    expect(await page.evaluate<string>('navigator.clipboard.readText()')).toBe(key);
     expect(await openWith(install.key)).toBe(401);
     expect(await openWith(key)).toBe(201);
     await page.getByRole('button', { name: 'I have kept it' }).click();

@@ -18,13 +18,14 @@ export interface ConsolePage {
   readonly bodies: () => Promise<string[]>;
 }
 
-/** Opens `<origin>/console` at `width` px. */
+/** Opens `<origin>/console` at `width` px, granted `permissions` (e.g. the clipboard's). */
 export async function openConsole(
   browser: Browser,
   origin: string,
   width = 1280,
+  permissions: string[] = [],
 ): Promise<ConsolePage> {
-  const page = await browser.newPage({ viewport: { width, height: 900 } });
+  const page = await browser.newPage({ viewport: { width, height: 900 }, permissions });
   const problems: string[] = [];
   const urls: string[] = [];
   const reads: Promise<string>[] = [];
