@@ -13,6 +13,7 @@ import { launchChromium } from '../support/chromium.ts';
 import { setMembers } from '../support/console.ts';
 import { openConsole, scrollWidth, signInWith } from '../support/console-page.ts';
 import { fetched, PublicFlow } from '../support/flow.ts';
+import { freePort } from '../mcp/peers/loopback.ts';
 import { startOAuthServer, type OAuthServer } from '../mcp/peers/oauth-server.ts';
 import { sampleTools, startPagingServer, type PagingServer } from '../mcp/peers/paging.ts';
 
@@ -25,12 +26,16 @@ let oauth: OAuthServer;
 let plain: PagingServer;
 
 beforeAll(async () => {
+  // The owner's browser comes back from the authorization server to `BASE_URL`: the
+  // service listens there.
+  const port = await freePort();
+  origin = `http://127.0.0.1:${port}`;
   [harness, oauth, plain] = await Promise.all([
-    startTestApp(),
+    startTestApp({ baseUrl: origin }),
     startOAuthServer(),
     startPagingServer(sampleTools(3), 10),
   ]);
-  origin = await harness.app.listen({ port: 0, host: '127.0.0.1' });
+  await harness.app.listen({ port, host: '127.0.0.1' });
   operator = harness.keys.generatedOperatorToken ?? '';
   flow = new PublicFlow(fetched(origin), operator);
   browser = await launchChromium();
@@ -40,33 +45,17 @@ afterAll(async () => {
   await Promise.all([harness.close(), oauth.close(), plain.close()]);
 });
 
-/**
- * The test app's `BASE_URL` is `http://127.0.0.1` (port 80) while it listens on another
- * port: the page plays the proxy a deployment puts there, sending what reaches port 80
- * (the OAuth callback) to the service, and its last redirect (`return_to`, the service's
- * root) to the console.
- */
-async function proxyBaseUrl(page: Page): Promise<void> {
-  await page.route('http://127.0.0.1/**', async (route) => {
-    const url = new URL(route.request().url());
-    if (url.pathname === '/connections/callback') {
-      await route.continue({ url: `${origin}${url.pathname}${url.search}` });
-    } else {
-      await route.fulfill({ status: 303, headers: { location: `${origin}/console#/connections` } });
-    }
-  });
-}
-
 const card = (page: Page, name: string) => page.locator(`article[data-connection="${name}"]`);
 
 describe('the connections page', () => {
   it('shows state and catalog, and re-authorizes an OAuth link in the same browser', async () => {
     const owner = await flow.owner();
     await flow.link(owner, 'plain', plain.endpoint);
-    const started = await flow.link(owner, 'notes', oauth.endpoint);
+    const started = await flow.link(owner, 'notes', oauth.endpoint, {
+      return_to: `${origin}/console#/connections`,
+    });
     expect(started.authorize).toBeDefined();
     const { page, problems } = await openConsole(browser, origin);
-    await proxyBaseUrl(page);
     await signInWith(page, owner, operator);
     await page.getByRole('link', { name: 'Connections' }).click();
     await page.locator('#connections[aria-busy="false"]').waitFor();
@@ -89,11 +78,9 @@ describe('the connections page', () => {
     expect(new URL((await follow.getAttribute('href')) ?? '').origin).toBe(oauth.issuer);
     // Followed by keyboard: the link has the focus.
     await page.keyboard.press('Enter');
-    await page.waitForURL(`${origin}/console#/connections`);
-    await page
-      .locator('#connections[aria-busy="false"] article[data-connection="notes"]')
-      .waitFor();
-    expect(await card(page, 'notes').getAttribute('data-state')).toBe('linked');
+    // Back on the console (a new document), which reads the connection linked.
+    await page.locator('article[data-connection="notes"][data-state="linked"]').waitFor();
+    expect(page.url()).toBe(`${origin}/console#/connections`);
     expect(await card(page, 'notes').locator('.catalog td code').allTextContents()).toEqual([
       'add',
       'echo',

@@ -46,9 +46,14 @@ const ConsoleConnections = (() => {
       run: () => ConsoleApi.authorize(who.token, name),
       done: (answer) => {
         const to = new URL(answer.data.authorize);
+        link.hidden = false;
+        // Only a web address is offered as a link, whatever the server's metadata said.
+        if (to.protocol !== 'https:' && to.protocol !== 'http:') {
+          link.textContent = 'The authorization server gave an address this page will not open.';
+          return;
+        }
         const anchor = ui.el('a', { href: to.href }, `Continue at ${to.host} to authorize`);
         link.replaceChildren(anchor);
-        link.hidden = false;
         anchor.focus();
       },
     });
@@ -94,16 +99,16 @@ const ConsoleConnections = (() => {
     async function load() {
       const list = await ui.read('the connections', () => ConsoleApi.connections(who.token));
       if (list === null || closed) return;
-      // Each read again alone: an OAuth link's state is checked live there.
-      const live = await ui.read('the connections', () =>
-        Promise.all(list.map((c) => ConsoleApi.connection(who.token, c.name))).then(
-          (answers) =>
-            answers.find((answer) => answer.status !== 200 && answer.status !== 404) ?? {
-              status: 200,
-              data: answers.filter((answer) => answer.status === 200).map((a) => a.data),
-            },
-        ),
-      );
+      // Each read again alone: an OAuth link's state is checked live there. One deleted
+      // meanwhile (404) is left out; any other refusal is the page's.
+      const live = await ui.read('the connections', async () => {
+        const answers = await Promise.all(
+          list.map((connection) => ConsoleApi.connection(who.token, connection.name)),
+        );
+        const refused = answers.find((answer) => answer.status !== 200 && answer.status !== 404);
+        const found = answers.filter((answer) => answer.status === 200);
+        return refused ?? { status: 200, data: found.map((answer) => answer.data) };
+      });
       if (live === null || closed) return;
       const place = $('connection-list');
       place.replaceChildren(...live.map((connection) => card(ui, who, connection)));
