@@ -133,8 +133,7 @@ describe('the installs page', () => {
     const { page, problems } = await openConsole(browser, origin, 390);
     await signInWith(page, owner, operator);
     // While the service has not answered, the page says it is loading.
-    let answer = () => undefined as unknown;
-    const held = new Promise((resolve) => (answer = resolve));
+    const { promise: held, resolve: answer } = Promise.withResolvers<undefined>();
     await page.route(`${origin}/installs?*`, async (route) => {
       await held;
       await route.continue();
@@ -144,7 +143,7 @@ describe('the installs page', () => {
     await expect.poll(() => loading.textContent()).toBe('Loading the installs…');
     expect(await loading.isVisible()).toBe(true);
     expect(await page.locator('#installs').getAttribute('aria-busy')).toBe('true');
-    answer();
+    answer(undefined);
     await page.locator('#installs[aria-busy="false"]').waitFor();
     expect(await loading.isVisible()).toBe(false);
     expect(await scrollWidth(page)).toBeLessThanOrEqual(390);
