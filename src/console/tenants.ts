@@ -7,7 +7,7 @@
 import { InvalidRequest } from '../errors.ts';
 import { requireOwner, type ConsoleCaller } from './caller.ts';
 import { INDEX, type MembershipValue, type Role, type TenantValue } from '../resources/types.ts';
-import type { Memberships, PutTenantBody } from '../schemas/console.ts';
+import type { Memberships, PutTenantBody, TenantRead } from '../schemas/console.ts';
 import type { WriteOutcome } from '../schemas/common.ts';
 import type { ControlStore, ControlWrite, Versioned } from '../storage/control-store.ts';
 
@@ -113,4 +113,19 @@ export async function membershipsOf(store: ControlStore, user: string): Promise<
   return found
     .filter((membership) => membership.id === user)
     .map((membership) => ({ tenant: membership.scope, role: membership.value.role }));
+}
+
+/** Row 74: the caller's tenant, its name and every member with their role, by user. */
+export async function readTenant(store: ControlStore, tenant: string): Promise<TenantRead> {
+  const [current, members] = await Promise.all([
+    store.get('tenant', '', tenant),
+    store.list('membership', tenant),
+  ]);
+  return {
+    tenant,
+    name: current?.value.name ?? '',
+    members: members
+      .map((member) => ({ user: member.id, role: member.value.role }))
+      .sort((a, b) => (a.user < b.user ? -1 : a.user > b.user ? 1 : 0)),
+  };
 }

@@ -115,6 +115,14 @@ export const ANSWER_EXAMPLES: Readonly<Record<string, unknown>> = {
   ConsoleTokenAnswer: { token: JWT, expires: AT + 3_600_000, user: 'owner@acme.example' },
   WriteAnswer: { outcome: 'created' },
   Memberships: [{ tenant: 'acme', role: 'owner' }],
+  TenantRead: {
+    tenant: 'acme',
+    name: 'Acme Corp',
+    members: [
+      { user: 'ada@acme.example', role: 'member' },
+      { user: 'owner@acme.example', role: 'owner' },
+    ],
+  },
   SecretList: [{ name: 'helpdesk-token', created: AT, updated: AT }],
   InferenceRead: SIMULATED,
   InferenceList: [SIMULATED],

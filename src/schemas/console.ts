@@ -132,6 +132,16 @@ export const PutTenantBody = z
   });
 export type PutTenantBody = z.infer<typeof PutTenantBody>;
 
+/** Decisions row 74: `GET /console/tenant`, the tenant's name and members, for any member. */
+export const TenantRead = z
+  .object({
+    tenant: TenantId,
+    name: z.string(),
+    members: z.array(z.object({ user: User, role: Role })),
+  })
+  .meta({ id: 'TenantRead', description: "The console token's tenant: its name and members." });
+export type TenantRead = z.infer<typeof TenantRead>;
+
 /**
  * Decisions row 73: `POST /console/token` body, an OIDC id_token exchange (RFC 8693) or,
  * with `Authorization: Bearer <operator token>`, the operator grant naming the user.

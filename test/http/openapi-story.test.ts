@@ -168,6 +168,7 @@ describe('the documented examples', () => {
     };
     await send('PUT /console/tenant', { token: owner });
     await send('GET /console/memberships', { token: owner });
+    await send('GET /console/tenant', { token: owner });
     await send('PUT /secrets/{id}', { token: owner });
     await send('GET /secrets', { token: owner });
     await send('PUT /inferences/{id}', { token: owner });

@@ -44,6 +44,7 @@ const FAMILIES: Readonly<Record<string, RateFamily | null>> = {
   'POST /installs/{id}/proposals': 'sessions',
   'PUT /console/tenant': 'console',
   'GET /console/memberships': 'console',
+  'GET /console/tenant': 'console',
   'GET /console/sessions': 'console',
   'POST /console/sessions/{id}/token': 'console',
   'POST /console/sessions/{id}/archive': 'console',

@@ -58,6 +58,11 @@ export interface TestAppOptions {
   readonly tailLimits?: Partial<TailLimits>;
   /** `METRICS_TOKEN`; absent, `GET /metrics` answers loopback scrapers only. */
   readonly metricsToken?: string;
+  /**
+   * `BASE_URL`; `http://127.0.0.1` when absent. A test whose browser must come back to the
+   * service (an OAuth callback) names the address it will listen at.
+   */
+  readonly baseUrl?: string;
 }
 
 /**
@@ -116,7 +121,7 @@ export async function startTestApp(options: TestAppOptions = {}): Promise<TestAp
   const shutdown = new AbortController();
   const bodyLimit = options.bodyLimit ?? 64 * 1024;
   const deps: AppDeps = {
-    baseUrl: 'http://127.0.0.1',
+    baseUrl: options.baseUrl ?? 'http://127.0.0.1',
     bodyLimit,
     rateLimits: { ...GENEROUS_LIMITS, ...options.rateLimits },
     // With Redis the limits count there, as in a deployment with REDIS_URL.

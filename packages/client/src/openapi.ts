@@ -613,7 +613,106 @@ export interface paths {
       path?: never;
       cookie?: never;
     };
-    get?: never;
+    /**
+     * The console token's tenant and its members
+     * @description Members. The tenant’s name and every member with their role, by user.
+     */
+    get: {
+      parameters: {
+        query?: never;
+        header?: never;
+        path?: never;
+        cookie?: never;
+      };
+      requestBody?: never;
+      responses: {
+        /** @description The tenant, its name and members. */
+        200: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            /**
+             * @example {
+             *       "tenant": "acme",
+             *       "name": "Acme Corp",
+             *       "members": [
+             *         {
+             *           "user": "ada@acme.example",
+             *           "role": "member"
+             *         },
+             *         {
+             *           "user": "owner@acme.example",
+             *           "role": "owner"
+             *         }
+             *       ]
+             *     }
+             */
+            'application/json': components['schemas']['TenantRead'];
+          };
+        };
+        /** @description Unauthorized. No credential, or one that does not verify (`WWW-Authenticate: Bearer`). Codes of this status across the API: `unauthenticated`, `invalid_token`. */
+        401: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            /**
+             * @example {
+             *       "type": "about:blank",
+             *       "title": "Unauthorized",
+             *       "status": 401,
+             *       "detail": "the token does not verify",
+             *       "instance": "/console/tenant",
+             *       "code": "invalid_token",
+             *       "message": "the token does not verify"
+             *     }
+             */
+            'application/problem+json': components['schemas']['Problem'];
+          };
+        };
+        /** @description Forbidden. The credential may not do this. Codes of this status across the API: `wrong_install`, `does_not_attach`, `insufficient_scope`, `filter_refused`, `not_executor`, `not_your_call`, `not_member`, `not_owner`, `browser_mismatch`, `metrics_forbidden`. */
+        403: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            /**
+             * @example {
+             *       "type": "about:blank",
+             *       "title": "Forbidden",
+             *       "status": 403,
+             *       "detail": "only an owner of tenant acme may do this",
+             *       "instance": "/console/tenant",
+             *       "code": "not_owner",
+             *       "message": "only an owner of tenant acme may do this"
+             *     }
+             */
+            'application/problem+json': components['schemas']['Problem'];
+          };
+        };
+        /** @description Too Many Requests. Over the rate limit of the route's family; `Retry-After` says when to come back, the `RateLimit-*` headers what is left. Codes of this status across the API: `rate_limited`, `too_many_tails`. */
+        429: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            /**
+             * @example {
+             *       "type": "about:blank",
+             *       "title": "Too Many Requests",
+             *       "status": 429,
+             *       "detail": "over 100 requests a second; retry in 1 s",
+             *       "instance": "/console/tenant",
+             *       "code": "rate_limited",
+             *       "message": "over 100 requests a second; retry in 1 s"
+             *     }
+             */
+            'application/problem+json': components['schemas']['Problem'];
+          };
+        };
+      };
+    };
     /**
      * Create or update the console token's tenant
      * @description Creates the tenant with the caller as owner (201), or, for an owner, renames it and replaces its member list with `members` (absent keeps the list); the caller stays owner whatever the list says.
@@ -919,7 +1018,7 @@ export interface paths {
     };
     /**
      * The console
-     * @description The page a tenant user keeps open: sign-in (OpenID Connect with `CONSOLE_OIDC_ISSUER`, whose redirect URI is this address, else the operator token), the tenant chosen from `GET /console/memberships`, the session directory, a session’s live log, its session and turn charts and its tool calls’ claims over the WebSocket tail, with an ended session’s opened audit for owners, and every machine’s generated chart and state table (`#/statecharts`). Served from this origin alone; everything it shows comes from this API.
+     * @description The page a tenant user keeps open: sign-in (OpenID Connect with `CONSOLE_OIDC_ISSUER`, whose redirect URI is this address, else the operator token), the tenant chosen from `GET /console/memberships`, the session directory, a session’s live log, its session and turn charts and its tool calls’ claims over the WebSocket tail, with an ended session’s opened audit for owners, the tenant’s installs, connections, inference options and secrets, members and usage, and every machine’s generated chart and state table (`#/statecharts`). Served from this origin alone; everything it shows comes from this API.
      */
     get: {
       parameters: {
@@ -9511,6 +9610,32 @@ export interface components {
     PutTenantBody: {
       name: string;
       members?: {
+        user: string;
+        /** @enum {string} */
+        role: 'owner' | 'member';
+      }[];
+    };
+    /**
+     * @description The console token's tenant: its name and members.
+     * @example {
+     *       "tenant": "acme",
+     *       "name": "Acme Corp",
+     *       "members": [
+     *         {
+     *           "user": "ada@acme.example",
+     *           "role": "member"
+     *         },
+     *         {
+     *           "user": "owner@acme.example",
+     *           "role": "owner"
+     *         }
+     *       ]
+     *     }
+     */
+    TenantRead: {
+      tenant: components['schemas']['TenantId'];
+      name: string;
+      members: {
         user: string;
         /** @enum {string} */
         role: 'owner' | 'member';

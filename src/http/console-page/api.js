@@ -112,6 +112,42 @@ const ConsoleApi = (() => {
     };
   }
 
+  /** The tenant's resources (installs, connections, options, secrets, members, usage). */
+  const resources = {
+    /** `GET /installs`, one page of composed documents: `{items, next}`. */
+    installs: (token, after) =>
+      call('GET', `installs?limit=200${after ? `&after=${enc(after)}` : ''}`, token),
+    /** `POST /installs/{id}/key`: `{key}`, the new key, answered this once. */
+    rotateKey: (token, id) => call('POST', `installs/${enc(id)}/key`, token),
+    /** `DELETE /installs/{id}/key`. */
+    revokeKey: (token, id) => call('DELETE', `installs/${enc(id)}/key`, token),
+    /** `DELETE /installs/{id}`. */
+    deleteInstall: (token, id) => call('DELETE', `installs/${enc(id)}`, token),
+    /** `GET /connections`. */
+    connections: (token) => call('GET', 'connections', token),
+    /** `GET /connections/{id}`: the state read live, and the catalog captured at link. */
+    connection: (token, name) => call('GET', `connections/${enc(name)}`, token),
+    /**
+     * `POST /connections/{id}/authorize`: `{authorize}`. The answer binds the URL to this
+     * browser with a cookie the callback requires: the client's requests keep this
+     * origin's cookies (a `Request`'s default, `same-origin`).
+     */
+    authorize: (token, name) => call('POST', `connections/${enc(name)}/authorize`, token),
+    /** `GET /inferences`. */
+    inferences: (token) => call('GET', 'inferences', token),
+    /** `DELETE /inferences/{id}`. */
+    deleteInference: (token, name) => call('DELETE', `inferences/${enc(name)}`, token),
+    /** `GET /secrets`: names and times, never values. */
+    secrets: (token) => call('GET', 'secrets', token),
+    /** `DELETE /secrets/{id}`. */
+    deleteSecret: (token, name) => call('DELETE', `secrets/${enc(name)}`, token),
+    /** `GET /console/tenant`: `{tenant, name, members}`. */
+    tenant: (token) => call('GET', 'console/tenant', token),
+    /** `PUT /console/tenant` with the whole member list. */
+    putTenant: (token, name, members) => call('PUT', 'console/tenant', token, { name, members }),
+    /** `GET /usage?from&to`: rows by UTC day, both ends inclusive. */
+    usage: (token, from, to) => call('GET', `usage?from=${enc(from)}&to=${enc(to)}`, token),
+  };
   /** A session's typed client with `sessionToken`. */
   const sessionOf = (client, session, sessionToken) =>
     client.session({ session, token: sessionToken });
@@ -207,5 +243,6 @@ const ConsoleApi = (() => {
     },
     /** `GET /console/statecharts`: every machine's state table, as docs/statecharts has it. */
     statecharts: () => call('GET', 'console/statecharts'),
+    ...resources,
   };
 })();

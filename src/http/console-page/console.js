@@ -6,7 +6,7 @@
  * lives in this tab's sessionStorage, the operator token or ID token in memory only. */
 /* global window, document, location, history, sessionStorage, setInterval, clearInterval,
    crypto, TextEncoder, URLSearchParams, PageSignIn, ConsoleApi, ConsoleSession,
-   ConsoleStatecharts */
+   ConsoleStatecharts, ConsoleResources */
 'use strict';
 
 (() => {
@@ -36,8 +36,20 @@
   }
 
   function showOnly(section) {
-    for (const name of ['signin', 'directory', 'session', 'statecharts'])
+    for (const name of [
+      'signin',
+      'directory',
+      'session',
+      'statecharts',
+      ...ConsoleResources.NAMES,
+    ]) {
       $(name).hidden = name !== section;
+    }
+    for (const link of $('nav').querySelectorAll('a')) {
+      const here = link.getAttribute('href') === (section === 'directory' ? '#/' : `#/${section}`);
+      if (here) link.setAttribute('aria-current', 'page');
+      else link.removeAttribute('aria-current');
+    }
   }
 
   function leaveView() {
@@ -52,7 +64,7 @@
     sessionStorage.removeItem(TOKEN);
     who = null;
     $('who').hidden = true;
-    $('views').hidden = true;
+    $('nav').hidden = true;
     showOnly('signin');
     $('signin-oidc').hidden = signIn.config.oidc === null;
     if (signIn.config.oidc !== null) $('oidc-issuer').textContent = signIn.config.oidc.issuer;
@@ -111,7 +123,7 @@
     $('who-role').textContent = who.role;
     document.body.dataset.role = who.role;
     $('who').hidden = false;
-    $('views').hidden = false;
+    $('nav').hidden = false;
     status('');
     route();
   }
@@ -204,6 +216,15 @@
     directoryTimer = setInterval(() => void loadDirectory(false), DIRECTORY_EVERY_MS);
   }
 
+  /** A page of the tenant's resources (resources.js). */
+  function showResources(page) {
+    showOnly(page);
+    view = ConsoleResources.open(page, who, () =>
+      showSignIn('The token no longer verifies; sign in again.'),
+    );
+    $(`${page}-title`).focus();
+  }
+
   function route() {
     leaveView();
     if (who === null) return;
@@ -212,6 +233,8 @@
       view = ConsoleStatecharts.open();
       return;
     }
+    const page = /^#\/([a-z]+)$/.exec(location.hash)?.[1];
+    if (ConsoleResources.NAMES.includes(page)) return showResources(page);
     const match = /^#\/sessions\/([A-Za-z0-9_-]{1,100})$/.exec(location.hash);
     if (match === null) return showDirectory();
     showOnly('session');
@@ -254,6 +277,7 @@
   $('filter-principal').addEventListener('input', () => void loadDirectory(false));
   window.addEventListener('hashchange', route);
   $('session-title').tabIndex = -1;
+  for (const page of ConsoleResources.NAMES) $(`${page}-title`).tabIndex = -1;
 
   if (new URLSearchParams(location.search).has('code')) {
     // Back from the identity provider (this page is its redirect URI).

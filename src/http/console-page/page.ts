@@ -13,6 +13,9 @@
  * The session, turn and claim charts and the statecharts view are what `npm run
  * statecharts` generates from the machines (`docs/statecharts`), served as it is
  * (`./statecharts.ts`).
+ *
+ * The pages of the tenant's resources (installs, connections, inference options and
+ * secrets, members, usage) are `resources.js` and one script each, behind the page's nav.
  */
 import { readFileSync } from 'node:fs';
 import type { FastifyInstance, FastifyReply } from 'fastify';
@@ -46,6 +49,12 @@ const ASSETS: readonly (readonly [string, string])[] = [
   ['/*AUDIT*/', asset('audit.js')],
   ['/*SESSION*/', asset('session.js')],
   ['/*STATECHARTS*/', asset('statecharts.js')],
+  ['/*RESOURCES*/', asset('resources.js')],
+  ['/*INSTALLS*/', asset('installs.js')],
+  ['/*CONNECTIONS*/', asset('connections.js')],
+  ['/*SETTINGS*/', asset('settings.js')],
+  ['/*MEMBERS*/', asset('members.js')],
+  ['/*USAGE*/', asset('usage.js')],
   ['/*SCRIPT*/', asset('console.js')],
 ];
 const TEMPLATE = asset('console.html');
@@ -100,7 +109,7 @@ export function consolePageRoutes(app: FastifyInstance, deps: ConsolePageDeps): 
       schema: {
         summary: 'The console',
         description:
-          'The page a tenant user keeps open: sign-in (OpenID Connect with `CONSOLE_OIDC_ISSUER`, whose redirect URI is this address, else the operator token), the tenant chosen from `GET /console/memberships`, the session directory, a session’s live log, its session and turn charts and its tool calls’ claims over the WebSocket tail, with an ended session’s opened audit for owners, and every machine’s generated chart and state table (`#/statecharts`). Served from this origin alone; everything it shows comes from this API.',
+          'The page a tenant user keeps open: sign-in (OpenID Connect with `CONSOLE_OIDC_ISSUER`, whose redirect URI is this address, else the operator token), the tenant chosen from `GET /console/memberships`, the session directory, a session’s live log, its session and turn charts and its tool calls’ claims over the WebSocket tail, with an ended session’s opened audit for owners, the tenant’s installs, connections, inference options and secrets, members and usage, and every machine’s generated chart and state table (`#/statecharts`). Served from this origin alone; everything it shows comes from this API.',
         tags: ['console'],
         response: { 200: html('The console page.') },
       },

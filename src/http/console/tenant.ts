@@ -1,14 +1,15 @@
 /**
- * `PUT /console/tenant` and `GET /console/memberships` (decisions row 74): the console
- * token's tenant is created with the caller as owner, or renamed and given a new member
- * list by an owner; a user reads every tenant they belong to with their role there.
+ * `PUT /console/tenant`, `GET /console/tenant` and `GET /console/memberships` (decisions
+ * row 74): the console token's tenant is created with the caller as owner, or renamed and
+ * given a new member list by an owner; any member reads its name and members; a user
+ * reads every tenant they belong to with their role there.
  */
 import type { FastifyInstance } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
-import { membershipsOf, putTenant } from '../../console/tenants.ts';
+import { membershipsOf, putTenant, readTenant } from '../../console/tenants.ts';
 import { WriteAnswer } from '../../schemas/common.ts';
-import { Memberships, PutTenantBody } from '../../schemas/console.ts';
-import { consoleCaller, type ConsoleAuthDeps } from '../../console/caller.ts';
+import { Memberships, PutTenantBody, TenantRead } from '../../schemas/console.ts';
+import { consoleCaller, requireMember, type ConsoleAuthDeps } from '../../console/caller.ts';
 import { BODY_PROBLEMS, problemResponses } from '../openapi-responses.ts';
 
 const security = [{ consoleToken: [] }];
@@ -38,6 +39,26 @@ export function consoleTenantRoutes(app: FastifyInstance, deps: ConsoleAuthDeps)
       const caller = await consoleCaller(request, deps);
       const outcome = await putTenant(deps.controlStore, caller, request.body);
       return reply.code(outcome === 'created' ? 201 : 200).send({ outcome });
+    },
+  );
+
+  routes.get(
+    '/console/tenant',
+    {
+      schema: {
+        summary: "The console token's tenant and its members",
+        description: 'Members. The tenant’s name and every member with their role, by user.',
+        tags: ['console'],
+        security,
+        response: {
+          200: TenantRead.describe('The tenant, its name and members.'),
+          ...problemResponses(401, 403),
+        },
+      },
+    },
+    async (request) => {
+      const caller = requireMember(await consoleCaller(request, deps));
+      return readTenant(deps.controlStore, caller.tenant);
     },
   );
 

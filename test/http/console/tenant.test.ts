@@ -229,6 +229,30 @@ describe('GET /console/memberships', () => {
   });
 });
 
+describe('GET /console/tenant', () => {
+  it("answers any member the tenant's name and members by user, and a stranger 403", async () => {
+    const owner = await newOwner(harness, 'Read me');
+    const member = await oneMember(harness, owner);
+    const answer = expectOk(
+      await client.call({ method: 'GET', url: '/console/tenant', headers: member.headers }),
+      200,
+    );
+    const members = [
+      { user: owner.user, role: 'owner' },
+      { user: member.user, role: 'member' },
+    ].sort((a, b) => (a.user < b.user ? -1 : 1));
+    expect(answer).toEqual({ tenant: owner.tenant, name: 'Test tenant', members });
+    // A token minted before the tenant existed stands on no membership.
+    const stranger = await consoleToken(harness, freshUser(), freshTenant());
+    const refused = await client.call({
+      method: 'GET',
+      url: '/console/tenant',
+      headers: stranger.headers,
+    });
+    expect(refused.status).toBe(403);
+  });
+});
+
 describe('console tokens end after an hour', () => {
   it('refuses a console token an hour and a minute old with 401', async () => {
     const clock = new ManualClock(Date.now());
