@@ -129,10 +129,19 @@ const ConsoleApi = (() => {
     connection: (token, name) => call('GET', `connections/${enc(name)}`, token),
     /**
      * `POST /connections/{id}/authorize`: `{authorize}`. The answer binds the URL to this
-     * browser with a cookie the callback requires: the client's requests keep this
-     * origin's cookies (a `Request`'s default, `same-origin`).
+     * browser with a cookie the callback requires, so this call asks for cookies (the
+     * sign-in's transport drops them from every other call).
      */
-    authorize: (token, name) => call('POST', `connections/${enc(name)}/authorize`, token),
+    authorize: (token, name) =>
+      through(async ({ api }) =>
+        answered(
+          await api.POST('/connections/{id}/authorize', {
+            params: { path: { id: name } },
+            headers: { accept: 'application/json', ...bearer(token) },
+            credentials: 'include',
+          }),
+        ),
+      ),
     /** `GET /inferences`. */
     inferences: (token) => call('GET', 'inferences', token),
     /** `DELETE /inferences/{id}`. */

@@ -35,8 +35,14 @@ const PageSignIn = (() => {
       client.createClient({
         // The service's root: the token exchange's path is `<root>/console/token`.
         baseUrl: new URL('..', at('token')).href,
-        // No cached answer, no cookie: every call carries its bearer token and nothing else.
-        fetch: (request) => fetch(request, { cache: 'no-store', credentials: 'omit' }),
+        // No cached answer, no cookie: every call carries its bearer token and nothing else,
+        // but for one that asks for cookies (`credentials: 'include'`, this origin only):
+        // a connection's authorization, which the service binds to this browser by one.
+        fetch: (request) =>
+          fetch(request, {
+            cache: 'no-store',
+            credentials: request.credentials === 'include' ? 'same-origin' : 'omit',
+          }),
       }),
     );
     loaded.catch(() => {
