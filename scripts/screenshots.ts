@@ -4,15 +4,16 @@
  * HTTP through the typed client as users make it (an owner signs in with the operator
  * grant and sets up a tenant, a vendor proposes, the owner consents, the install opens a
  * session, messages run turns), then headless Chromium (`/usr/bin/chromium`) signs in on
- * `/console` and shoots the session view, the statecharts view and, when the console has
- * one (`#usage`), the usage view. Any failure stops the run with a non-zero exit.
+ * `/console` and shoots the session view, the statecharts view and the usage view (a
+ * second session is archived first, so its usage is counted). Any failure stops the run
+ * with a non-zero exit.
  */
 import { mkdir, mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import type { Page } from 'playwright-core';
 // This checkout's client, by path: `node_modules` may link another checkout's package.
-import { bearer, bodyOf, createClient } from '../packages/client/src/index.ts';
+import { bearer, bodyOf, createClient, type SessionClient } from '../packages/client/src/index.ts';
 import { launchChromium } from '../test/support/chromium.ts';
 import { startService } from '../test/support/service-process.ts';
 
@@ -57,8 +58,40 @@ async function makeState(base: string, operatorToken: string): Promise<string> {
   });
   const receipt = await service.waitForConsent(proposal);
   const vendor = service.with({ installKey: receipt.key ?? '' });
+  // A session that ran its turns and was archived: its usage is counted at the archive.
+  const counted = vendor.session(await vendor.openSession('grace'));
+  await converse(counted, MESSAGES);
+  await bodyOf(
+    vendor.api.POST('/sessions/{id}/archive', {
+      params: { path: { id: counted.id } },
+      headers: bearer(receipt.key ?? ''),
+    }),
+  );
   const session = vendor.session(await vendor.openSession('ada'));
-  for (const text of MESSAGES) {
+  await converse(session, MESSAGES);
+  await counting(service, token);
+  return session.id;
+}
+
+/** Waits until today's usage row has tokens: the archive's checkpoint has been counted. */
+async function counting(service: ReturnType<typeof createClient>, token: string): Promise<void> {
+  const today = new Date().toISOString().slice(0, 10);
+  for (let tries = 0; tries < 100; tries += 1) {
+    const rows = await bodyOf(
+      service.api.GET('/usage', {
+        params: { query: { from: today, to: today } },
+        headers: bearer(token),
+      }),
+    );
+    if (rows.some((row) => Object.keys(row.tokens).length > 0)) return;
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+  throw new Error('the archived session was not counted in GET /usage within 10 s');
+}
+
+/** Sends each of `messages` once the turn of the one before has ended. */
+async function converse(session: SessionClient, messages: readonly string[]): Promise<void> {
+  for (const text of messages) {
     const [sent] = await session.append([
       { kind: { name: 'message.submitted', version: 1 }, body: { text } },
     ]);
@@ -67,7 +100,6 @@ async function makeState(base: string, operatorToken: string): Promise<string> {
       if (record.envelope.kind.name === 'turn.ended') break;
     }
   }
-  return session.id;
 }
 
 /** Script errors of the page: a shot of a broken page is refused. */
@@ -115,15 +147,9 @@ try {
   await page.evaluate("document.getElementById('machine-proposal').scrollIntoView()");
   await shoot(page, 'statecharts');
 
-  if ((await page.locator('#usage').count()) === 0) {
-    console.log('skipped usage.png: this console has no usage view (#usage) yet');
-  } else {
-    await page.goto(`${server.url}/console#/usage`);
-    await page.locator('#usage').waitFor();
-    // The view's own markup is another's to settle: its first reads get a moment to land.
-    await page.waitForTimeout(1_500);
-    await shoot(page, 'usage');
-  }
+  await page.goto(`${server.url}/console#/usage`);
+  await page.locator('#usage[aria-busy="false"] #usage-tokens > svg').waitFor();
+  await shoot(page, 'usage');
 } finally {
   await browser.close();
   await server.stop();
