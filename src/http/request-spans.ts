@@ -34,6 +34,8 @@ import type { FastifyInstance, FastifyRequest } from 'fastify';
 /** Registers the request span hooks; call before any other `onRequest` hook. */
 export function installRequestSpans(app: FastifyInstance, tracer: Tracer): void {
   const spans = new WeakMap<FastifyRequest, Span>();
+  /** WebSocket tails whose connection is still open: their spans end when it closes. */
+  const upgraded = new Set<FastifyRequest>();
 
   /** Ends the request's span once, with the answer's status (or why there was none). */
   const finish = (request: FastifyRequest, status: number | 'aborted'): void => {
@@ -72,9 +74,12 @@ export function installRequestSpans(app: FastifyInstance, tracer: Tracer): void 
     );
     spans.set(request, span);
     // A WebSocket tail answers 101 and never sends a reply Fastify would see finish: its
-    // span ends with the connection (unless a refusal answered first).
+    // span ends with the connection (unless a refusal answered first), or as the app
+    // closes, so a span the shutdown outran is still exported.
     if (isUpgrade(request)) {
+      upgraded.add(request);
       request.raw.socket.once('close', () => {
+        upgraded.delete(request);
         finish(request, 101);
       });
     }
@@ -90,6 +95,11 @@ export function installRequestSpans(app: FastifyInstance, tracer: Tracer): void 
   });
   app.addHook('onRequestAbort', (request, done) => {
     finish(request, 'aborted');
+    done();
+  });
+  app.addHook('onClose', (_app, done) => {
+    for (const request of upgraded) finish(request, 101);
+    upgraded.clear();
     done();
   });
 }
