@@ -22,7 +22,8 @@
  * any other lost wake.
  */
 import type { Cluster, Redis } from 'ioredis';
-import { parseEntries, type RawEntry } from './entries.ts';
+import { parseEntries, type LogEntry, type RawEntry } from './entries.ts';
+import { fanOut, fanOutLanded, type FannedStream } from './fan-out.ts';
 import { entryId, keySlot, type SessionKeys } from './keys.ts';
 import type { LogFeed } from './stream-reader.ts';
 import { Subscription } from '../subscription.ts';
@@ -34,14 +35,11 @@ const RETRY_MS = 200;
 /** Reads every followed stream this often, whatever the wakes said. */
 const BACKSTOP_MS = 5_000;
 
-interface Watch {
+interface Watch extends FannedStream {
   readonly stream: string;
   readonly log: string;
   readonly channel: string;
   readonly slot: number;
-  /** The last cursor read from this stream; the next read starts after it. */
-  pos: number;
-  readonly subs: Set<Subscription>;
   /** The master connection that holds (or is taking) this stream's subscription. */
   link: Link | undefined;
   readonly route: () => void;
@@ -118,6 +116,13 @@ export class ClusterReader implements LogFeed {
     if (watch?.subs.delete(subscription) === true && watch.subs.size === 0) this.#forget(watch);
   }
 
+  /** See `LogFeed.published`. */
+  published(stream: string, entries: readonly LogEntry[]): void {
+    const watch = this.#watches.get(stream);
+    fanOutLanded(watch, entries);
+    if (watch?.subs.size === 0) this.#forget(watch);
+  }
+
   /** Ends every subscription and every master connection. */
   async close(): Promise<void> {
     this.#closed = true;
@@ -175,13 +180,7 @@ export class ClusterReader implements LogFeed {
         continue;
       }
       if (!this.#live(watch) || items.length === 0) return;
-      const entries = parseEntries(watch.stream, items);
-      const last = entries.at(-1);
-      if (last !== undefined) watch.pos = last.record.envelope.cursor;
-      for (const subscription of watch.subs) {
-        if (!subscription.push(entries)) watch.subs.delete(subscription);
-      }
-      if (watch.subs.size === 0) this.#forget(watch);
+      if (!fanOut(watch, parseEntries(watch.stream, items))) this.#forget(watch);
       if (items.length < READ_COUNT) return;
     }
   }

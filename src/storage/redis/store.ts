@@ -153,13 +153,17 @@ class RedisStreamsLogStore implements RedisLogStore, TailSource {
       throw redisFailure(error);
     }
     switch (outcome.code) {
-      case 'landed':
-        return {
-          outcome: 'landed',
-          records: batch.records.map((record, i) =>
-            landed(batch.stream, record, outcome.cursor + i, outcome.at),
-          ),
-        };
+      case 'landed': {
+        const stored = batch.records.map((record, i) =>
+          landed(batch.stream, record, outcome.cursor + i, outcome.at),
+        );
+        // Tails of this process get them now, not once the reader reads them back.
+        this.#reader.published(
+          batch.stream,
+          stored.map((record) => ({ record, final: false })),
+        );
+        return { outcome: 'landed', records: stored };
+      }
       case 'replayed':
         return { outcome: 'replayed', records: records(batch.stream, outcome.entries) };
       case 'refused':
@@ -177,8 +181,11 @@ class RedisStreamsLogStore implements RedisLogStore, TailSource {
       this.#clock?.now(),
     ).catch(rethrow);
     switch (outcome.code) {
-      case 'landed':
-        return landed(stream, record, outcome.cursor, outcome.at);
+      case 'landed': {
+        const final = landed(stream, record, outcome.cursor, outcome.at);
+        this.#reader.published(stream, [{ record: final, final: true }]);
+        return final;
+      }
       case 'replayed': {
         const [final] = records(stream, outcome.entries);
         if (final === undefined) throw new Error(`archived stream ${stream} has no final record`);

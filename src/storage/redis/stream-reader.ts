@@ -18,7 +18,8 @@
  * streams of several slots; `cluster-reader.ts` serves the same interface there.
  */
 import type { Redis } from 'ioredis';
-import { parseEntries, type RawEntry } from './entries.ts';
+import { parseEntries, type LogEntry, type RawEntry } from './entries.ts';
+import { fanOut, fanOutLanded, type FannedStream } from './fan-out.ts';
 import { entryId } from './keys.ts';
 import { Subscription } from '../subscription.ts';
 
@@ -28,6 +29,11 @@ export interface LogFeed {
   subscribe(stream: string, seen: number): Subscription;
   /** Leaves the fan-out; a stream without subscriptions is no longer read. */
   unsubscribe(subscription: Subscription): void;
+  /**
+   * Records this store instance has just landed on `stream` (in cursor order), handed to
+   * its subscriptions at once where that keeps the order (`fan-out.ts`).
+   */
+  published(stream: string, entries: readonly LogEntry[]): void;
   /** Ends every subscription and the reader's connections. */
   close(): Promise<void>;
 }
@@ -41,12 +47,9 @@ const RETRY_MS = 200;
 /** Tries to unblock one read that names an outdated set, 1 ms apart. */
 const UNBLOCK_ATTEMPTS = 200;
 
-interface Watch {
+interface Watch extends FannedStream {
   readonly stream: string;
   readonly key: string;
-  /** The last cursor read from this stream; the next XREAD asks for entries after it. */
-  pos: number;
-  readonly subs: Set<Subscription>;
 }
 
 export interface StreamReaderOptions {
@@ -105,6 +108,13 @@ export class StreamReader implements LogFeed {
     if (watch?.subs.delete(subscription) === true && watch.subs.size === 0) {
       this.#watches.delete(subscription.stream);
     }
+  }
+
+  /** See `LogFeed.published`. */
+  published(stream: string, entries: readonly LogEntry[]): void {
+    const watch = this.#watches.get(stream);
+    fanOutLanded(watch, entries);
+    if (watch?.subs.size === 0) this.#watches.delete(stream);
   }
 
   /** Ends every subscription and the blocking connection. */
@@ -179,13 +189,7 @@ export class StreamReader implements LogFeed {
       const watch = byKey.get(key);
       // Left meanwhile (or left and joined again, reading from its own position).
       if (watch === undefined || this.#watches.get(watch.stream) !== watch) continue;
-      const entries = parseEntries(watch.stream, items);
-      const last = entries.at(-1);
-      if (last !== undefined) watch.pos = last.record.envelope.cursor;
-      for (const subscription of watch.subs) {
-        if (!subscription.push(entries)) watch.subs.delete(subscription);
-      }
-      if (watch.subs.size === 0) this.#watches.delete(watch.stream);
+      if (!fanOut(watch, parseEntries(watch.stream, items))) this.#watches.delete(watch.stream);
     }
   }
 
