@@ -16,16 +16,11 @@ import {
   openSessionView,
   startPageHarness,
   type PageHarness,
-} from './console-session-page.ts';
+} from '../support/console-page.ts';
 
 let h: PageHarness;
-
-beforeAll(async () => {
-  h = await startPageHarness();
-}, 30_000);
-afterAll(async () => {
-  await h.close();
-});
+beforeAll(async () => void (h = await startPageHarness()), 30_000);
+afterAll(() => h.close());
 
 /** Notes every transition each chart marks, in order, in `window.steps[<chart id>]`. */
 const WATCH_STEPS = `document.addEventListener('DOMContentLoaded', () => {
@@ -58,7 +53,7 @@ describe('the session view’s charts', () => {
       executor: executorSpec(mailer),
     });
     const token = await executorToken(flow, h.harness.deps.baseUrl, mailer, session.id);
-    const { page, problems } = await openConsole(h, WATCH_STEPS);
+    const { page, problems } = await openConsole(h, { init: WATCH_STEPS });
     await openSessionView(h, page, session.install.owner, session.id);
     await page.locator('#session[data-tail="live"]').waitFor();
     await shows(page, 'session-chart', 'live', 'none');
@@ -118,7 +113,7 @@ describe('the session view’s charts', () => {
 
   it('shows a denied call as denied, with no claim to follow', async () => {
     const session = await openTestSession(h.harness);
-    const { page, problems } = await openConsole(h, WATCH_STEPS);
+    const { page, problems } = await openConsole(h, { init: WATCH_STEPS });
     await openSessionView(h, page, session.install.owner, session.id);
     await page.locator('#session[data-tail="live"]').waitFor();
     await page.getByLabel(/Message as/).fill('/call lookup {"word":"hi"}');

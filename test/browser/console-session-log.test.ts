@@ -13,16 +13,11 @@ import {
   openSessionView,
   startPageHarness,
   type PageHarness,
-} from './console-session-page.ts';
+} from '../support/console-page.ts';
 
 let h: PageHarness;
-
-beforeAll(async () => {
-  h = await startPageHarness();
-}, 30_000);
-afterAll(async () => {
-  await h.close();
-});
+beforeAll(async () => void (h = await startPageHarness()), 30_000);
+afterAll(() => h.close());
 
 const BATCH = 100;
 const EVERY_MS = 100;
