@@ -48,7 +48,10 @@ export async function startPageHarness(options: TestAppOptions = {}): Promise<Pa
 /** A console page and what it saw. */
 export interface ConsolePage {
   readonly page: Page;
-  /** Script errors and policy violations (refusals the page shows are not problems). */
+  /**
+   * Script errors, and the console's policy violations and failed loads (refusals the page
+   * shows are not problems).
+   */
   readonly problems: string[];
   /** Every URL the page asked for, its WebSockets' too. */
   readonly urls: string[];
@@ -75,8 +78,11 @@ export async function openConsole(
   const urls: string[] = [];
   const reads: Promise<string>[] = [];
   page.on('pageerror', (error) => problems.push(error.message));
+  // The console's own: not those of another origin's pages the test passes through (a
+  // provider's sign-in screens).
+  const ours = () => new URL(page.url()).origin === h.origin;
   page.on('console', (message) => {
-    if (message.type() === 'error' && !/status of 4\d\d/.test(message.text())) {
+    if (message.type() === 'error' && !/status of 4\d\d/.test(message.text()) && ours()) {
       problems.push(message.text());
     }
   });
