@@ -6,17 +6,10 @@
  * from the client's tail. Headless Chromium records where each call came from.
  */
 import { readdirSync, readFileSync } from 'node:fs';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import {
-  openConsole,
-  signInWith,
-  startPageHarness,
-  type PageHarness,
-} from '../support/console-page.ts';
+import { describe, expect, it } from 'vitest';
+import { openConsole, signInWith, usePageHarness } from '../support/console-page.ts';
 
-let h: PageHarness;
-beforeAll(async () => void (h = await startPageHarness()), 30_000);
-afterAll(() => h.close());
+const h = usePageHarness();
 
 /**
  * Notes, for every `fetch` and `WebSocket` of the page, its URL and the scripts on the

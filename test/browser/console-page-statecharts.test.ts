@@ -7,18 +7,15 @@
  */
 import { readdirSync, readFileSync } from 'node:fs';
 import type { Page } from 'playwright-core';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import {
   openConsole,
   signInWith,
-  startPageHarness,
   type ConsolePage,
-  type PageHarness,
+  usePageHarness,
 } from '../support/console-page.ts';
 
-let h: PageHarness;
-beforeAll(async () => void (h = await startPageHarness()), 30_000);
-afterAll(() => h.close());
+const h = usePageHarness();
 
 const DOCS = new URL('../../docs/statecharts/', import.meta.url);
 const MACHINES = readdirSync(DOCS)

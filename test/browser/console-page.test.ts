@@ -6,23 +6,15 @@
  * resumes with no gap and no repeat; a member sees no owner controls.
  */
 import type { Page } from 'playwright-core';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { turnMachine } from '../../src/machines/turn.machine.ts';
 import { renderSvg } from '../../scripts/statecharts/svg.ts';
 import { walkMachine } from '../../scripts/statecharts/walk.ts';
 import { setMembers } from '../support/console.ts';
-import {
-  openConsole,
-  scrollWidth,
-  signInWith,
-  startPageHarness,
-  type PageHarness,
-} from '../support/console-page.ts';
+import { openConsole, scrollWidth, signInWith, usePageHarness } from '../support/console-page.ts';
 import type { TestInstall } from '../support/flow.ts';
 
-let h: PageHarness;
-beforeAll(async () => void (h = await startPageHarness()), 30_000);
-afterAll(() => h.close());
+const h = usePageHarness();
 
 /*
  * Scripts run in the page, as text: the tests' TypeScript has no DOM types.

@@ -6,19 +6,11 @@
  * reads at 390 px and at 1280 px.
  */
 import type { Page } from 'playwright-core';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import {
-  openConsole,
-  scrollWidth,
-  signInWith,
-  startPageHarness,
-  type PageHarness,
-} from '../support/console-page.ts';
+import { describe, expect, it } from 'vitest';
+import { openConsole, scrollWidth, signInWith, usePageHarness } from '../support/console-page.ts';
 import type { Owner } from '../support/flow.ts';
 
-let h: PageHarness;
-beforeAll(async () => void (h = await startPageHarness()), 30_000);
-afterAll(() => h.close());
+const h = usePageHarness();
 
 interface UsageRow {
   day: string;

@@ -6,20 +6,12 @@
  * never holds a secret's value; the members page; and a member, who sees no owner control.
  */
 import type { Page } from 'playwright-core';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { setMembers } from '../support/console.ts';
-import {
-  openConsole,
-  scrollWidth,
-  signInWith,
-  startPageHarness,
-  type PageHarness,
-} from '../support/console-page.ts';
+import { openConsole, scrollWidth, signInWith, usePageHarness } from '../support/console-page.ts';
 import { vendorDocument, type Owner } from '../support/flow.ts';
 
-let h: PageHarness;
-beforeAll(async () => void (h = await startPageHarness()), 30_000);
-afterAll(() => h.close());
+const h = usePageHarness();
 
 /** What opening a session with `key` answers: 201 while the key works. */
 const openWith = async (key: string) =>

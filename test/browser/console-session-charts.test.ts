@@ -6,21 +6,14 @@
  * it over the API.
  */
 import type { Page } from 'playwright-core';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { executorSpec, executorToken, newExecutor } from '../support/executor.ts';
 import { flowOf } from '../support/flow.ts';
 import { linesOf, readFace } from '../http/tails/call-fixture.ts';
 import { archive, openTestSession } from '../http/tails/tail-fixture.ts';
-import {
-  openConsole,
-  openSessionView,
-  startPageHarness,
-  type PageHarness,
-} from '../support/console-page.ts';
+import { openConsole, openSessionView, usePageHarness } from '../support/console-page.ts';
 
-let h: PageHarness;
-beforeAll(async () => void (h = await startPageHarness()), 30_000);
-afterAll(() => h.close());
+const h = usePageHarness();
 
 /** Notes every transition each chart marks, in order, in `window.steps[<chart id>]`. */
 const WATCH_STEPS = `document.addEventListener('DOMContentLoaded', () => {

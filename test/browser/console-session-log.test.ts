@@ -7,17 +7,10 @@
  */
 import { randomUUID } from 'node:crypto';
 import type { Page } from 'playwright-core';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import {
-  openConsole,
-  openSessionView,
-  startPageHarness,
-  type PageHarness,
-} from '../support/console-page.ts';
+import { describe, expect, it } from 'vitest';
+import { openConsole, openSessionView, usePageHarness } from '../support/console-page.ts';
 
-let h: PageHarness;
-beforeAll(async () => void (h = await startPageHarness()), 30_000);
-afterAll(() => h.close());
+const h = usePageHarness();
 
 const BATCH = 100;
 const EVERY_MS = 100;

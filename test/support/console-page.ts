@@ -6,6 +6,7 @@
  * does.
  */
 import type { Browser, Page } from 'playwright-core';
+import { afterAll, beforeAll } from 'vitest';
 import { startTestApp, type TestApp, type TestAppOptions } from './app.ts';
 import { launchChromium } from './chromium.ts';
 import { fetched, PublicFlow, type Owner } from './flow.ts';
@@ -42,6 +43,40 @@ export async function startPageHarness(options: TestAppOptions = {}): Promise<Pa
       await browser.close();
       await harness.close();
     },
+  };
+}
+
+/**
+ * The harness of a test file: started with `options` before its tests, closed after them.
+ * Its fields are read once the tests run.
+ */
+export function usePageHarness(options: TestAppOptions = {}): PageHarness {
+  let started: PageHarness | undefined;
+  beforeAll(async () => {
+    started = await startPageHarness(options);
+  }, 30_000);
+  afterAll(() => started?.close());
+  const get = (): PageHarness => {
+    if (started === undefined) throw new Error('the page harness starts before the tests');
+    return started;
+  };
+  return {
+    get harness() {
+      return get().harness;
+    },
+    get origin() {
+      return get().origin;
+    },
+    get flow() {
+      return get().flow;
+    },
+    get browser() {
+      return get().browser;
+    },
+    get operatorToken() {
+      return get().operatorToken;
+    },
+    close: () => get().close(),
   };
 }
 
