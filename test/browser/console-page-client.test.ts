@@ -6,27 +6,10 @@
  * from the client's tail. Headless Chromium records where each call came from.
  */
 import { readdirSync, readFileSync } from 'node:fs';
-import type { Browser } from 'playwright-core';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startTestApp, type TestApp } from '../support/app.ts';
-import { launchChromium } from '../support/chromium.ts';
-import { fetched, PublicFlow } from '../support/flow.ts';
+import { describe, expect, it } from 'vitest';
+import { openConsole, signInWith, usePageHarness } from '../support/console-page.ts';
 
-let harness: TestApp;
-let origin: string;
-let browser: Browser;
-let flow: PublicFlow;
-
-beforeAll(async () => {
-  harness = await startTestApp();
-  origin = await harness.app.listen({ port: 0, host: '127.0.0.1' });
-  flow = new PublicFlow(fetched(origin), harness.keys.generatedOperatorToken ?? '');
-  browser = await launchChromium();
-}, 30_000);
-afterAll(async () => {
-  await browser.close();
-  await harness.close();
-});
+const h = usePageHarness();
 
 /**
  * Notes, for every `fetch` and `WebSocket` of the page, its URL and the scripts on the
@@ -72,27 +55,25 @@ describe('the console and the typed client', () => {
   });
 
   it('loads the client from this origin and makes every call through it', async () => {
-    const install = await flow.install();
-    const opened = (await flow.expect(201, 'POST', '/sessions?principal=ivy', install.key, {})) as {
+    const install = await h.flow.install();
+    const opened = (await h.flow.expect(
+      201,
+      'POST',
+      '/sessions?principal=ivy',
+      install.key,
+      {},
+    )) as {
       session: string;
     };
-    const page = await browser.newPage();
-    const problems: string[] = [];
-    const requested: string[] = [];
-    page.on('pageerror', (error) => problems.push(error.message));
-    page.on('request', (request) => requested.push(new URL(request.url()).pathname));
-    await page.addInitScript({ content: WATCH_CALLS });
-    await page.goto(`${origin}/console`);
-    await page.getByRole('textbox', { name: 'Tenant' }).fill(install.owner.tenant);
-    await page.getByLabel('User').fill(install.owner.user);
-    await page.getByLabel('Operator token').fill(harness.keys.generatedOperatorToken ?? '');
-    await page.getByRole('button', { name: 'Sign in with the operator token' }).click();
+    const { page, problems, urls } = await openConsole(h, { init: WATCH_CALLS });
+    await signInWith(h, page, install.owner);
     await page.locator(`#sessions tr[data-session="${opened.session}"] a`).click();
     await page.locator('#session[data-tail="live"]').waitFor();
     await page.getByLabel(/Message as/).fill('through the client');
     await page.getByRole('button', { name: 'Send' }).click();
     await page.locator('#log .record[data-kind="turn.ended"]').waitFor({ timeout: 10_000 });
 
+    const requested = urls.map((url) => new URL(url).pathname);
     expect(requested).toEqual(
       expect.arrayContaining([
         '/console/client/index.ts',
@@ -119,7 +100,7 @@ describe('the console and the typed client', () => {
       const from = call.url.startsWith('ws:')
         ? '/console/client/lines.ts'
         : '/console/client/transport.ts';
-      expect({ url: call.url, through: call.stack.includes(`${origin}${from}`) }).toEqual({
+      expect({ url: call.url, through: call.stack.includes(`${h.origin}${from}`) }).toEqual({
         url: call.url,
         through: true,
       });

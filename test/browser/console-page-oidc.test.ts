@@ -6,11 +6,8 @@
  * opened from the same ID token, kept in memory, with no second sign-in.
  */
 import { randomUUID } from 'node:crypto';
-import type { Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startTestApp, type TestApp } from '../support/app.ts';
-import { launchChromium } from '../support/chromium.ts';
-import { flowOf } from '../support/flow.ts';
+import { openConsole, startPageHarness, type PageHarness } from '../support/console-page.ts';
 import { startOidcProvider, type OidcProviderPeer } from '../support/oidc-provider-peer.ts';
 
 const CLIENT = 'console-page';
@@ -21,41 +18,32 @@ const TOKEN_TENANT = `JSON.parse(
 ).tid`;
 
 let idp: OidcProviderPeer;
-let harness: TestApp;
-let origin: string;
-let browser: Browser;
+let h: PageHarness;
 
 beforeAll(async () => {
   idp = await startOidcProvider();
   // The operator grant stays on here only so the test can set up tenants through the API.
-  harness = await startTestApp({
+  h = await startPageHarness({
     consoleOidc: { issuer: idp.issuer, audience: CLIENT },
     operatorGrant: true,
   });
-  origin = await harness.app.listen({ port: 0, host: '127.0.0.1' });
-  await idp.register(CLIENT, `${origin}/console`);
-  browser = await launchChromium();
+  await idp.register(CLIENT, `${h.origin}/console`);
 }, 30_000);
 afterAll(async () => {
-  await browser.close();
-  await harness.close();
+  await h.close();
   await idp.close();
 });
 
 describe('the console with an OpenID Connect provider', () => {
   it('signs a user in through the provider with PKCE and opens another of their tenants', async () => {
-    const flow = flowOf(harness);
+    const { flow } = h;
     const owner = await flow.owner();
     // A second tenant the same user owns.
     const other = await flow.signIn(owner.user, `t-${randomUUID().slice(0, 8)}`);
     await flow.expect(201, 'PUT', '/console/tenant', other.token, { name: 'Other' });
 
-    const page = await browser.newPage();
-    const problems: string[] = [];
-    const requested: URL[] = [];
-    page.on('request', (request) => requested.push(new URL(request.url())));
-    page.on('pageerror', (error) => problems.push(error.message));
-    await page.goto(`${origin}/console`);
+    const { page, problems, urls } = await openConsole(h);
+    const requested = () => urls.map((url) => new URL(url));
     await page.getByRole('textbox', { name: 'Tenant' }).fill(owner.tenant);
     await page.getByRole('button', { name: 'Sign in with your identity provider' }).click();
     // The provider's own screens: any login name signs in as that subject.
@@ -78,22 +66,22 @@ describe('the console with an OpenID Connect provider', () => {
 
     // Another tenant, from the ID token kept in memory: no second trip to the provider.
     const authorizations = () =>
-      requested.filter((url) => url.origin === idp.issuer && url.pathname === '/auth').length;
+      requested().filter((url) => url.origin === idp.issuer && url.pathname === '/auth').length;
     expect(authorizations()).toBe(1);
     await page.locator('#tenant-select').selectOption(other.tenant);
     await expect.poll(() => page.locator('#tenant-select').inputValue()).toBe(other.tenant);
     await expect.poll(() => page.evaluate<string>(TOKEN_TENANT)).toBe(other.tenant);
     expect(authorizations()).toBe(1);
 
-    const authorize = requested.find(
+    const authorize = requested().find(
       (url) => url.origin === idp.issuer && url.pathname === '/auth',
     );
     expect(Object.fromEntries(authorize?.searchParams ?? [])).toMatchObject({
       client_id: CLIENT,
-      redirect_uri: `${origin}/console`,
+      redirect_uri: `${h.origin}/console`,
       code_challenge_method: 'S256',
     });
-    expect(requested.map((url) => url.href)).toContain(`${origin}/console/oauth4webapi.js`);
+    expect(requested().map((url) => url.href)).toContain(`${h.origin}/console/oauth4webapi.js`);
     expect(problems).toEqual([]);
     await page.close();
   }, 60_000);

@@ -6,27 +6,16 @@
  * machines by `statecharts:check`), so the page and the docs cannot differ.
  */
 import { readdirSync, readFileSync } from 'node:fs';
-import type { Browser, Page } from 'playwright-core';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startTestApp, type TestApp } from '../support/app.ts';
-import { launchChromium } from '../support/chromium.ts';
-import { fetched, PublicFlow } from '../support/flow.ts';
+import type { Page } from 'playwright-core';
+import { describe, expect, it } from 'vitest';
+import {
+  openConsole,
+  signInWith,
+  type ConsolePage,
+  usePageHarness,
+} from '../support/console-page.ts';
 
-let harness: TestApp;
-let origin: string;
-let browser: Browser;
-let flow: PublicFlow;
-
-beforeAll(async () => {
-  harness = await startTestApp();
-  origin = await harness.app.listen({ port: 0, host: '127.0.0.1' });
-  flow = new PublicFlow(fetched(origin), harness.keys.generatedOperatorToken ?? '');
-  browser = await launchChromium();
-}, 30_000);
-afterAll(async () => {
-  await browser.close();
-  await harness.close();
-});
+const h = usePageHarness();
 
 const DOCS = new URL('../../docs/statecharts/', import.meta.url);
 const MACHINES = readdirSync(DOCS)
@@ -71,24 +60,18 @@ const sameChart = (page: Page, machine: string, file: string) =>
     shown.innerHTML === svg.innerHTML && shown.getAttribute('viewBox') === svg.getAttribute('viewBox');
   }`);
 
-async function signedIn(): Promise<Page> {
-  const install = await flow.install();
-  const page = await browser.newPage({ viewport: { width: 1280, height: 900 } });
-  await page.goto(`${origin}/console`);
-  await page.getByRole('textbox', { name: 'Tenant' }).fill(install.owner.tenant);
-  await page.getByLabel('User').fill(install.owner.user);
-  await page.getByLabel('Operator token').fill(harness.keys.generatedOperatorToken ?? '');
-  await page.getByRole('button', { name: 'Sign in with the operator token' }).click();
-  await page.locator('#who').waitFor();
-  return page;
+/** A console page signed in as the owner of a new install. */
+async function signedIn(): Promise<ConsolePage> {
+  const install = await h.flow.install();
+  const opened = await openConsole(h);
+  await signInWith(h, opened.page, install.owner);
+  return opened;
 }
 
 describe('the statecharts view', () => {
   it('shows every machine’s generated chart and the tables of its docs page', async () => {
     expect(MACHINES).toEqual(['claim', 'connection', 'proposal', 'session', 'turn']);
-    const page = await signedIn();
-    const problems: string[] = [];
-    page.on('pageerror', (error) => problems.push(error.message));
+    const { page, problems } = await signedIn();
     await page.getByRole('link', { name: 'Statecharts' }).click();
     await page.locator('#statecharts').waitFor();
 
@@ -118,7 +101,7 @@ describe('the statecharts view', () => {
   });
 
   it('serves the tables the generator wrote beside the charts', async () => {
-    const answer = await fetch(`${origin}/console/statecharts`);
+    const answer = await fetch(`${h.origin}/console/statecharts`);
     expect(answer.status).toBe(200);
     const files = MACHINES.map(
       (m) => JSON.parse(readFileSync(new URL(`${m}.json`, DOCS), 'utf8')) as unknown,

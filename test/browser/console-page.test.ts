@@ -5,31 +5,16 @@
  * land within a second while the turn chart goes inferring then idle; a dropped WebSocket
  * resumes with no gap and no repeat; a member sees no owner controls.
  */
-import type { Browser, Page } from 'playwright-core';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { Page } from 'playwright-core';
+import { describe, expect, it } from 'vitest';
 import { turnMachine } from '../../src/machines/turn.machine.ts';
 import { renderSvg } from '../../scripts/statecharts/svg.ts';
 import { walkMachine } from '../../scripts/statecharts/walk.ts';
-import { startTestApp, type TestApp } from '../support/app.ts';
-import { launchChromium } from '../support/chromium.ts';
 import { setMembers } from '../support/console.ts';
-import { fetched, PublicFlow, type Owner, type TestInstall } from '../support/flow.ts';
+import { openConsole, scrollWidth, signInWith, usePageHarness } from '../support/console-page.ts';
+import type { TestInstall } from '../support/flow.ts';
 
-let harness: TestApp;
-let origin: string;
-let browser: Browser;
-let flow: PublicFlow;
-
-beforeAll(async () => {
-  harness = await startTestApp();
-  origin = await harness.app.listen({ port: 0, host: '127.0.0.1' });
-  flow = new PublicFlow(fetched(origin), harness.keys.generatedOperatorToken ?? '');
-  browser = await launchChromium();
-}, 30_000);
-afterAll(async () => {
-  await browser.close();
-  await harness.close();
-});
+const h = usePageHarness();
 
 /*
  * Scripts run in the page, as text: the tests' TypeScript has no DOM types.
@@ -76,8 +61,8 @@ async function openSession(
   principal = 'alice',
   existing?: TestInstall,
 ): Promise<{ install: TestInstall } & Opened> {
-  const install = existing ?? (await flow.install());
-  const opened = (await flow.expect(
+  const install = existing ?? (await h.flow.install());
+  const opened = (await h.flow.expect(
     201,
     'POST',
     `/sessions?principal=${principal}`,
@@ -85,37 +70,6 @@ async function openSession(
     {},
   )) as Opened;
   return { install, ...opened };
-}
-
-/**
- * A console page that fails the test on any script error or policy violation, keeps every
- * WebSocket it opens in `window.sockets` (for the test to cut), and logs every URL asked.
- */
-async function openConsole(
-  width = 1280,
-): Promise<{ page: Page; problems: string[]; urls: string[] }> {
-  const page = await browser.newPage({ viewport: { width, height: 900 } });
-  const problems: string[] = [];
-  const urls: string[] = [];
-  page.on('pageerror', (error) => problems.push(error.message));
-  page.on('console', (message) => {
-    if (message.type() === 'error' && !/status of 4\d\d/.test(message.text())) {
-      problems.push(message.text());
-    }
-  });
-  page.on('request', (request) => urls.push(request.url()));
-  page.on('websocket', (socket) => urls.push(socket.url()));
-  await page.addInitScript({ content: KEEP_SOCKETS });
-  await page.goto(`${origin}/console`);
-  return { page, problems, urls };
-}
-
-async function signIn(page: Page, user: Owner): Promise<void> {
-  await page.getByRole('textbox', { name: 'Tenant' }).fill(user.tenant);
-  await page.getByLabel('User').fill(user.user);
-  await page.getByLabel('Operator token').fill(harness.keys.generatedOperatorToken ?? '');
-  await page.getByRole('button', { name: 'Sign in with the operator token' }).click();
-  await page.locator('#who').waitFor();
 }
 
 /** The cursors on the page's log, in order. */
@@ -127,9 +81,9 @@ const cursorsOn = (page: Page) =>
 /** Every public cursor of the session up to its head, read over the NDJSON tail. */
 async function cursorsOf(opened: Opened): Promise<number[]> {
   const auth = { authorization: `Bearer ${opened.token}` };
-  const status = await fetch(`${origin}/sessions/${opened.session}/status`, { headers: auth });
+  const status = await fetch(`${h.origin}/sessions/${opened.session}/status`, { headers: auth });
   const { head } = (await status.json()) as { head: number };
-  const tail = await fetch(`${origin}/sessions/${opened.session}/events?from=0&to=${head + 1}`, {
+  const tail = await fetch(`${h.origin}/sessions/${opened.session}/events?from=0&to=${head + 1}`, {
     headers: auth,
   });
   const lines = (await tail.text()).split('\n').filter((line) => line !== '');
@@ -139,27 +93,27 @@ async function cursorsOf(opened: Opened): Promise<number[]> {
 }
 
 async function appendMessage(opened: Opened, text: string): Promise<void> {
-  await flow.expect(200, 'POST', `/sessions/${opened.session}/events`, opened.token, [
+  await h.flow.expect(200, 'POST', `/sessions/${opened.session}/events`, opened.token, [
     { kind: { name: 'message.submitted', version: 1 }, body: { text } },
   ]);
 }
 
 describe('the console', () => {
   it('serves the turn chart the statechart generator draws, byte for byte', async () => {
-    const response = await fetch(`${origin}/console/statecharts/turn`);
+    const response = await fetch(`${h.origin}/console/statecharts/turn`);
     expect(response.status).toBe(200);
     expect(response.headers.get('content-type')).toMatch(/^image\/svg\+xml/);
     expect(await response.text()).toBe(await renderSvg(walkMachine(turnMachine)));
-    expect((await fetch(`${origin}/console/statecharts/nope`)).status).toBe(400);
+    expect((await fetch(`${h.origin}/console/statecharts/nope`)).status).toBe(400);
   });
 
   it('signs in, finds the session, sends a message whose turn lands live as the chart moves', async () => {
     const opened = await openSession('alice');
     const { install } = opened;
     await openSession('alice'); // another tenant's: never listed
-    const { page, problems, urls } = await openConsole();
+    const { page, problems, urls } = await openConsole(h, { init: KEEP_SOCKETS });
     expect(await page.getByRole('button', { name: /identity provider/ }).isVisible()).toBe(false);
-    await signIn(page, install.owner);
+    await signInWith(h, page, install.owner);
     expect(await page.locator('#who-role').textContent()).toBe('owner');
 
     // The directory, live: a session opened while it is shown appears without a reload.
@@ -170,7 +124,7 @@ describe('the console', () => {
     const bobRow = page.locator(`#sessions tr[data-session="${bob.session}"]`);
     await bobRow.waitFor();
     // Filtered by principal, then by install (another install of the tenant is left out).
-    const second = await flow.install({ owner: install.owner });
+    const second = await h.flow.install({ owner: install.owner });
     const elsewhere = await openSession('alice', second);
     await page.locator(`#sessions tr[data-session="${elsewhere.session}"]`).waitFor();
     await page.getByLabel('Principal').fill('bob');
@@ -211,7 +165,7 @@ describe('the console', () => {
     expect(arrivals.length).toBeGreaterThanOrEqual(4);
     expect(arrivals.filter((arrival) => arrival.after > 1_000)).toEqual([]);
     // No token ever in a URL.
-    const tokens = [install.owner.token, harness.keys.generatedOperatorToken ?? ''];
+    const tokens = [install.owner.token, h.operatorToken];
     expect(urls.filter((url) => tokens.some((token) => url.includes(token)))).toEqual([]);
     expect(urls.some((url) => url.includes('access_token'))).toBe(false);
     expect(problems).toEqual([]);
@@ -220,9 +174,9 @@ describe('the console', () => {
 
   it('resumes a dropped WebSocket from the last cursor, with no gap and no repeat', async () => {
     const opened = await openSession('carol');
-    const { page, problems, urls } = await openConsole();
-    await signIn(page, opened.install.owner);
-    await page.goto(`${origin}/console#/sessions/${opened.session}`);
+    const { page, problems, urls } = await openConsole(h, { init: KEEP_SOCKETS });
+    await signInWith(h, page, opened.install.owner);
+    await page.goto(`${h.origin}/console#/sessions/${opened.session}`);
     await page.locator('#session[data-tail="live"]').waitFor();
     await page.locator('#log .record').first().waitFor();
     const before = await cursorsOn(page);
@@ -246,9 +200,9 @@ describe('the console', () => {
 
   it('renders a failure with its retry, a model output with its sealed call, and the denial', async () => {
     const opened = await openSession('frank');
-    const { page, problems } = await openConsole();
-    await signIn(page, opened.install.owner);
-    await page.goto(`${origin}/console#/sessions/${opened.session}`);
+    const { page, problems } = await openConsole(h, { init: KEEP_SOCKETS });
+    await signInWith(h, page, opened.install.owner);
+    await page.goto(`${h.origin}/console#/sessions/${opened.session}`);
     await page.locator('#session[data-tail="live"]').waitFor();
     await page.getByLabel(/Message as/).fill('/fail 1\n/call lookup {"word":"hi"}');
     await page.getByRole('button', { name: 'Send' }).click();
@@ -270,9 +224,9 @@ describe('the console', () => {
 
   it('cancels the running turn as the console user', async () => {
     const opened = await openSession('gina');
-    const { page, problems } = await openConsole();
-    await signIn(page, opened.install.owner);
-    await page.goto(`${origin}/console#/sessions/${opened.session}`);
+    const { page, problems } = await openConsole(h, { init: KEEP_SOCKETS });
+    await signInWith(h, page, opened.install.owner);
+    await page.goto(`${h.origin}/console#/sessions/${opened.session}`);
     await page.locator('#session[data-tail="live"]').waitFor();
     await page.getByLabel(/Message as/).fill('/slow 10000\ntake your time');
     await page.getByRole('button', { name: 'Send' }).click();
@@ -299,7 +253,7 @@ describe('the console', () => {
 
   it('shows a refused sign-in beside its field, and a session page that fits 390 px', async () => {
     const opened = await openSession('erin');
-    const { page, problems } = await openConsole(390);
+    const { page, problems } = await openConsole(h, { width: 390, init: KEEP_SOCKETS });
     const owner = opened.install.owner;
     await page.getByRole('textbox', { name: 'Tenant' }).fill(owner.tenant);
     await page.getByLabel('User').fill(owner.user);
@@ -310,14 +264,12 @@ describe('the console', () => {
     expect(await refused.textContent()).not.toBe('');
     expect(await page.locator('#who').isVisible()).toBe(false);
 
-    await signIn(page, owner);
-    await page.goto(`${origin}/console#/sessions/${opened.session}`);
+    await signInWith(h, page, owner);
+    await page.goto(`${h.origin}/console#/sessions/${opened.session}`);
     await page.locator('#session[data-tail="live"]').waitFor();
     await page.locator('#turn-chart g.current').waitFor();
     // Nothing wider than the screen: no sideways scrolling at 390 px.
-    expect(await page.evaluate<number>('document.documentElement.scrollWidth')).toBeLessThanOrEqual(
-      390,
-    );
+    expect(await scrollWidth(page)).toBeLessThanOrEqual(390);
     // An empty message is refused beside the message box, and nothing is sent.
     await page.getByRole('button', { name: 'Send' }).click();
     expect(await page.locator('[data-error-for="message"]').textContent()).toBe(
@@ -330,12 +282,12 @@ describe('the console', () => {
 
   it('shows a member no owner controls, and the log from the plain audit', async () => {
     const opened = await openSession('dave');
-    const [member] = await setMembers(harness, opened.install.owner, [
+    const [member] = await setMembers(h.harness, opened.install.owner, [
       { user: `m-${opened.session}`, role: 'member' },
     ]);
-    const { page, problems } = await openConsole();
+    const { page, problems } = await openConsole(h, { init: KEEP_SOCKETS });
     if (member === undefined) throw new Error('no member token');
-    await signIn(page, member);
+    await signInWith(h, page, member);
     expect(await page.locator('#who-role').textContent()).toBe('member');
     await page.locator(`#sessions tr[data-session="${opened.session}"] a`).click();
     await page.locator('#owner-note').waitFor();

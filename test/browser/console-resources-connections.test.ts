@@ -6,57 +6,48 @@
  * browser, after which it shows linked with the tools its server lists. A member sees the
  * state and catalog but no re-authorize control.
  */
-import type { Browser, Page } from 'playwright-core';
+import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startTestApp, type TestApp } from '../support/app.ts';
-import { launchChromium } from '../support/chromium.ts';
 import { setMembers } from '../support/console.ts';
-import { openConsole, scrollWidth, signInWith } from '../support/console-page.ts';
-import { fetched, PublicFlow } from '../support/flow.ts';
+import {
+  openConsole,
+  scrollWidth,
+  signInWith,
+  startPageHarness,
+  type PageHarness,
+} from '../support/console-page.ts';
 import { freePort } from '../mcp/peers/loopback.ts';
 import { startOAuthServer, type OAuthServer } from '../mcp/peers/oauth-server.ts';
 import { sampleTools, startPagingServer, type PagingServer } from '../mcp/peers/paging.ts';
 
-let harness: TestApp;
-let origin: string;
-let browser: Browser;
-let flow: PublicFlow;
-let operator: string;
+let h: PageHarness;
 let oauth: OAuthServer;
 let plain: PagingServer;
 
 beforeAll(async () => {
   // The owner's browser comes back from the authorization server to `BASE_URL`: the
   // service listens there.
-  const port = await freePort();
-  origin = `http://127.0.0.1:${port}`;
-  [harness, oauth, plain] = await Promise.all([
-    startTestApp({ baseUrl: origin }),
+  const baseUrl = `http://127.0.0.1:${await freePort()}`;
+  [h, oauth, plain] = await Promise.all([
+    startPageHarness({ baseUrl }),
     startOAuthServer(),
     startPagingServer(sampleTools(3), 10),
   ]);
-  await harness.app.listen({ port, host: '127.0.0.1' });
-  operator = harness.keys.generatedOperatorToken ?? '';
-  flow = new PublicFlow(fetched(origin), operator);
-  browser = await launchChromium();
 }, 30_000);
-afterAll(async () => {
-  await browser.close();
-  await Promise.all([harness.close(), oauth.close(), plain.close()]);
-});
+afterAll(() => Promise.all([h.close(), oauth.close(), plain.close()]));
 
 const card = (page: Page, name: string) => page.locator(`article[data-connection="${name}"]`);
 
 describe('the connections page', () => {
   it('shows state and catalog, and re-authorizes an OAuth link in the same browser', async () => {
-    const owner = await flow.owner();
-    await flow.link(owner, 'plain', plain.endpoint);
-    const started = await flow.link(owner, 'notes', oauth.endpoint, {
-      return_to: `${origin}/console#/connections`,
+    const owner = await h.flow.owner();
+    await h.flow.link(owner, 'plain', plain.endpoint);
+    const started = await h.flow.link(owner, 'notes', oauth.endpoint, {
+      return_to: `${h.origin}/console#/connections`,
     });
     expect(started.authorize).toBeDefined();
-    const { page, problems } = await openConsole(browser, origin);
-    await signInWith(page, owner, operator);
+    const { page, problems } = await openConsole(h);
+    await signInWith(h, page, owner);
     await page.getByRole('link', { name: 'Connections' }).click();
     await page.locator('#connections[aria-busy="false"]').waitFor();
 
@@ -80,7 +71,7 @@ describe('the connections page', () => {
     await page.keyboard.press('Enter');
     // Back on the console (a new document), which reads the connection linked.
     await page.locator('article[data-connection="notes"][data-state="linked"]').waitFor();
-    expect(page.url()).toBe(`${origin}/console#/connections`);
+    expect(page.url()).toBe(`${h.origin}/console#/connections`);
     expect(await card(page, 'notes').locator('.catalog td code').allTextContents()).toEqual([
       'add',
       'echo',
@@ -92,16 +83,16 @@ describe('the connections page', () => {
   });
 
   it('shows a member the state and catalog at 390 px, with no re-authorize control', async () => {
-    const owner = await flow.owner();
-    await flow.link(owner, 'notes', oauth.endpoint);
-    await flow.link(owner, 'plain', plain.endpoint);
-    const [member] = await setMembers(harness, owner, [
+    const owner = await h.flow.owner();
+    await h.flow.link(owner, 'notes', oauth.endpoint);
+    await h.flow.link(owner, 'plain', plain.endpoint);
+    const [member] = await setMembers(h.harness, owner, [
       { user: `m-${owner.tenant}`, role: 'member' },
     ]);
     if (member === undefined) throw new Error('no member');
-    const { page, problems } = await openConsole(browser, origin, 390);
-    await signInWith(page, member, operator);
-    await page.goto(`${origin}/console#/connections`);
+    const { page, problems } = await openConsole(h, { width: 390 });
+    await signInWith(h, page, member);
+    await page.goto(`${h.origin}/console#/connections`);
     await card(page, 'plain').waitFor();
     expect(await card(page, 'notes').getAttribute('data-state')).toBe('authorizing');
     expect(await card(page, 'plain').locator('.catalog td code').count()).toBe(3);

@@ -5,30 +5,12 @@
  * exactly as `GET /usage` answers them; a refused range shows beside its date; the page
  * reads at 390 px and at 1280 px.
  */
-import type { Browser, Page } from 'playwright-core';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startTestApp, type TestApp } from '../support/app.ts';
-import { launchChromium } from '../support/chromium.ts';
-import { openConsole, scrollWidth, signInWith } from '../support/console-page.ts';
-import { fetched, PublicFlow, type Owner } from '../support/flow.ts';
+import type { Page } from 'playwright-core';
+import { describe, expect, it } from 'vitest';
+import { openConsole, scrollWidth, signInWith, usePageHarness } from '../support/console-page.ts';
+import type { Owner } from '../support/flow.ts';
 
-let harness: TestApp;
-let origin: string;
-let browser: Browser;
-let flow: PublicFlow;
-let operator: string;
-
-beforeAll(async () => {
-  harness = await startTestApp();
-  origin = await harness.app.listen({ port: 0, host: '127.0.0.1' });
-  operator = harness.keys.generatedOperatorToken ?? '';
-  flow = new PublicFlow(fetched(origin), operator);
-  browser = await launchChromium();
-}, 30_000);
-afterAll(async () => {
-  await browser.close();
-  await harness.close();
-});
+const h = usePageHarness();
 
 interface UsageRow {
   day: string;
@@ -38,18 +20,18 @@ interface UsageRow {
 
 /** A session of a new install of `owner`'s where a turn runs, then archived by its install. */
 async function turnArchived(owner: Owner, text: string): Promise<void> {
-  const install = await flow.install({ owner });
-  const opened = (await flow.expect(201, 'POST', '/sessions?principal=ada', install.key, {})) as {
+  const install = await h.flow.install({ owner });
+  const opened = (await h.flow.expect(201, 'POST', '/sessions?principal=ada', install.key, {})) as {
     session: string;
     token: string;
   };
-  await flow.expect(200, 'POST', `/sessions/${opened.session}/events`, opened.token, [
+  await h.flow.expect(200, 'POST', `/sessions/${opened.session}/events`, opened.token, [
     { kind: { name: 'message.submitted', version: 1 }, body: { text } },
   ]);
   await expect
     .poll(
       async () => {
-        const tail = await fetch(`${origin}/console/sessions/${opened.session}/events`, {
+        const tail = await fetch(`${h.origin}/console/sessions/${opened.session}/events`, {
           headers: owner.headers,
         });
         return (await tail.text()).includes('"turn.ended"');
@@ -57,7 +39,7 @@ async function turnArchived(owner: Owner, text: string): Promise<void> {
       { timeout: 10_000 },
     )
     .toBe(true);
-  await flow.expect(200, 'POST', `/sessions/${opened.session}/archive`, install.key);
+  await h.flow.expect(200, 'POST', `/sessions/${opened.session}/archive`, install.key);
 }
 
 /** The usage page for `from`..`to`, shown. */
@@ -71,11 +53,11 @@ async function showRange(page: Page, from: string, to: string): Promise<void> {
 
 describe('the usage page', () => {
   it("charts and tabulates the day's tokens under simulated as GET /usage answers", async () => {
-    const owner = await flow.owner();
+    const owner = await h.flow.owner();
     await turnArchived(owner, 'hello, count me');
     await turnArchived(owner, '/call lookup {"word":"hi"}');
     const today = new Date().toISOString().slice(0, 10);
-    const rows = (await flow.expect(
+    const rows = (await h.flow.expect(
       200,
       'GET',
       `/usage?from=${today}&to=${today}`,
@@ -87,8 +69,8 @@ describe('the usage page', () => {
     expect(total).toBeGreaterThan(0);
 
     for (const width of [1280, 390]) {
-      const { page, problems } = await openConsole(browser, origin, width);
-      await signInWith(page, owner, operator);
+      const { page, problems } = await openConsole(h, { width });
+      await signInWith(h, page, owner);
       await page.getByRole('link', { name: 'Usage' }).click();
       await page.locator('#usage[aria-busy="false"]').waitFor();
       // The first range shown ends today.
@@ -127,10 +109,10 @@ describe('the usage page', () => {
   });
 
   it('shows a refused range beside the date it names, and an empty one as empty', async () => {
-    const owner = await flow.owner();
-    const { page, problems } = await openConsole(browser, origin);
-    await signInWith(page, owner, operator);
-    await page.goto(`${origin}/console#/usage`);
+    const owner = await h.flow.owner();
+    const { page, problems } = await openConsole(h);
+    await signInWith(h, page, owner);
+    await page.goto(`${h.origin}/console#/usage`);
     await page.locator('#usage[aria-busy="false"]').waitFor();
     await showRange(page, '2026-03-02', '2026-03-01');
     expect(await page.locator('[data-error-for="query.from"]').textContent()).toBe(

@@ -5,41 +5,23 @@
  * once), revoked and the install deleted; the inference options and secrets page, which
  * never holds a secret's value; the members page; and a member, who sees no owner control.
  */
-import type { Browser, Page } from 'playwright-core';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startTestApp, type TestApp } from '../support/app.ts';
-import { launchChromium } from '../support/chromium.ts';
+import type { Page } from 'playwright-core';
+import { describe, expect, it } from 'vitest';
 import { setMembers } from '../support/console.ts';
-import { openConsole, scrollWidth, signInWith } from '../support/console-page.ts';
-import { fetched, PublicFlow, vendorDocument, type Owner } from '../support/flow.ts';
+import { openConsole, scrollWidth, signInWith, usePageHarness } from '../support/console-page.ts';
+import { vendorDocument, type Owner } from '../support/flow.ts';
 
-let harness: TestApp;
-let origin: string;
-let browser: Browser;
-let flow: PublicFlow;
-let operator: string;
-
-beforeAll(async () => {
-  harness = await startTestApp();
-  origin = await harness.app.listen({ port: 0, host: '127.0.0.1' });
-  operator = harness.keys.generatedOperatorToken ?? '';
-  flow = new PublicFlow(fetched(origin), operator);
-  browser = await launchChromium();
-}, 30_000);
-afterAll(async () => {
-  await browser.close();
-  await harness.close();
-});
+const h = usePageHarness();
 
 /** What opening a session with `key` answers: 201 while the key works. */
 const openWith = async (key: string) =>
-  (await flow.send('POST', '/sessions?principal=ada', key, {})).status;
+  (await h.flow.send('POST', '/sessions?principal=ada', key, {})).status;
 
 /** Goes to page `hash` of the console and waits until its reads are done. */
 async function visit(page: Page, hash: string): Promise<void> {
   // Busy from the moment the page opens until its reads are done.
   await page.evaluate(`document.getElementById('${hash}').removeAttribute('aria-busy')`);
-  await page.goto(`${origin}/console#/${hash}`);
+  await page.goto(`${h.origin}/console#/${hash}`);
   await page.locator(`#${hash}[aria-busy="false"]`).waitFor();
 }
 
@@ -54,15 +36,15 @@ describe('the installs page', () => {
       posture: 'restrictive',
       items: [{ arg: 'word', effect: 'allow', op: 'in', operand: { value: ['hi'] } }],
     };
-    const install = await flow.install({ vendor: vendorDocument('Word finder') });
+    const install = await h.flow.install({ vendor: vendorDocument('Word finder') });
     const owner = install.owner;
-    const second = await flow.install({
+    const second = await h.flow.install({
       owner,
       config: { inference: 'default', policies: [policy] },
     });
     const clipboard = ['clipboard-read', 'clipboard-write'];
-    const { page, problems, urls } = await openConsole(browser, origin, 1280, clipboard);
-    await signInWith(page, owner, operator);
+    const { page, problems, urls } = await openConsole(h, { permissions: clipboard });
+    await signInWith(h, page, owner);
     // Reached by keyboard from the nav.
     await page.getByRole('link', { name: 'Installs' }).focus();
     await page.keyboard.press('Enter');
@@ -126,15 +108,17 @@ describe('the installs page', () => {
   });
 
   it("shows the service's refusal beside the control when the owner stopped being one", async () => {
-    const install = await flow.install();
+    const install = await h.flow.install();
     const owner = install.owner;
-    const [other] = await setMembers(harness, owner, [{ user: `o-${install.id}`, role: 'owner' }]);
+    const [other] = await setMembers(h.harness, owner, [
+      { user: `o-${install.id}`, role: 'owner' },
+    ]);
     if (other === undefined) throw new Error('no second owner');
-    const { page, problems } = await openConsole(browser, origin, 390);
-    await signInWith(page, owner, operator);
+    const { page, problems } = await openConsole(h, { width: 390 });
+    await signInWith(h, page, owner);
     // While the service has not answered, the page says it is loading.
     const { promise: held, resolve: answer } = Promise.withResolvers<undefined>();
-    await page.route(`${origin}/installs?*`, async (route) => {
+    await page.route(`${h.origin}/installs?*`, async (route) => {
       await held;
       await route.continue();
     });
@@ -148,7 +132,7 @@ describe('the installs page', () => {
     expect(await loading.isVisible()).toBe(false);
     expect(await scrollWidth(page)).toBeLessThanOrEqual(390);
     // The other owner makes this one a member while the page is open.
-    await flow.expect(200, 'PUT', '/console/tenant', other.token, {
+    await h.flow.expect(200, 'PUT', '/console/tenant', other.token, {
       name: 'Test tenant',
       members: [{ user: owner.user, role: 'member' }],
     });
@@ -165,13 +149,13 @@ describe('the installs page', () => {
 
 describe('the inference options and secrets page', () => {
   it("lists names and settings, never a secret's value, in the page or any answer it got", async () => {
-    const owner = await flow.owner();
+    const owner = await h.flow.owner();
     const value = `sk-value-${owner.tenant}-never-shown`;
-    await flow.expect(201, 'PUT', '/secrets/provider-key', owner.token, { value });
-    await flow.expect(201, 'PUT', '/secrets/spare', owner.token, { value: `${value}-2` });
-    await flow.option(owner, 'keyed', { credential: 'provider-key', compact_at: 50_000 });
-    const { page, problems, bodies } = await openConsole(browser, origin);
-    await signInWith(page, owner, operator);
+    await h.flow.expect(201, 'PUT', '/secrets/provider-key', owner.token, { value });
+    await h.flow.expect(201, 'PUT', '/secrets/spare', owner.token, { value: `${value}-2` });
+    await h.flow.option(owner, 'keyed', { credential: 'provider-key', compact_at: 50_000 });
+    const { page, problems, bodies } = await openConsole(h);
+    await signInWith(h, page, owner);
     await visit(page, 'settings');
     const option = page.locator('tr[data-inference="keyed"] td');
     expect((await option.allTextContents()).slice(0, 5)).toEqual([
@@ -204,7 +188,7 @@ describe('the inference options and secrets page', () => {
 
 /** Opens every resource page as `user` and answers the owner controls found on them. */
 async function ownerControlsSeenBy(page: Page, user: Owner): Promise<string[]> {
-  await signInWith(page, user, operator);
+  await signInWith(h, page, user);
   const seen: string[] = [];
   for (const hash of ['installs', 'connections', 'settings', 'members']) {
     await visit(page, hash);
@@ -216,10 +200,10 @@ async function ownerControlsSeenBy(page: Page, user: Owner): Promise<string[]> {
 
 describe('the members page', () => {
   it('lets an owner add a member and change a role; a member sees no owner control', async () => {
-    const install = await flow.install();
+    const install = await h.flow.install();
     const owner = install.owner;
-    await flow.expect(201, 'PUT', '/secrets/a-secret', owner.token, { value: 'never-shown-1' });
-    const { page, problems } = await openConsole(browser, origin);
+    await h.flow.expect(201, 'PUT', '/secrets/a-secret', owner.token, { value: 'never-shown-1' });
+    const { page, problems } = await openConsole(h);
     expect((await ownerControlsSeenBy(page, owner)).length).toBeGreaterThan(0);
     // The members page was visited last.
     const user = `m-${install.id}`;
@@ -234,15 +218,15 @@ describe('the members page', () => {
       'Name the user first.',
     );
 
-    const member = await flow.signIn(user, owner.tenant);
-    const other = await openConsole(browser, origin);
+    const member = await h.flow.signIn(user, owner.tenant);
+    const other = await openConsole(h);
     expect(await ownerControlsSeenBy(other.page, member)).toEqual([]);
     expect(await other.page.locator('#add-member').isVisible()).toBe(false);
     expect(await other.page.locator('#member-list tr[data-user] td').allTextContents()).toEqual(
       expect.arrayContaining([owner.user, 'owner', user, 'member']),
     );
     // Usage is for owners: the service's refusal is shown on the page.
-    await other.page.goto(`${origin}/console#/usage`);
+    await other.page.goto(`${h.origin}/console#/usage`);
     await expect.poll(() => other.page.locator('#usage .page-error').textContent()).toMatch(/403/);
 
     // The owner makes the member an owner; the member's page, loaded again, has the controls.

@@ -6,25 +6,13 @@
  * owner on a live session, are offered no audit.
  */
 import type { Page } from 'playwright-core';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { setMembers } from '../support/console.ts';
 import { ARGS, RESULT, sessionWithCall } from '../http/tails/call-fixture.ts';
 import { archive, openTestSession } from '../http/tails/tail-fixture.ts';
-import {
-  openConsole,
-  openSessionView,
-  startPageHarness,
-  type PageHarness,
-} from './console-session-page.ts';
+import { openConsole, openSessionView, usePageHarness } from '../support/console-page.ts';
 
-let h: PageHarness;
-
-beforeAll(async () => {
-  h = await startPageHarness();
-}, 30_000);
-afterAll(async () => {
-  await h.close();
-});
+const h = usePageHarness();
 
 const logText = async (page: Page) => (await page.locator('#log').textContent()) ?? '';
 

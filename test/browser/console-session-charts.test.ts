@@ -6,26 +6,14 @@
  * it over the API.
  */
 import type { Page } from 'playwright-core';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { executorSpec, executorToken, newExecutor } from '../support/executor.ts';
 import { flowOf } from '../support/flow.ts';
 import { linesOf, readFace } from '../http/tails/call-fixture.ts';
 import { archive, openTestSession } from '../http/tails/tail-fixture.ts';
-import {
-  openConsole,
-  openSessionView,
-  startPageHarness,
-  type PageHarness,
-} from './console-session-page.ts';
+import { openConsole, openSessionView, usePageHarness } from '../support/console-page.ts';
 
-let h: PageHarness;
-
-beforeAll(async () => {
-  h = await startPageHarness();
-}, 30_000);
-afterAll(async () => {
-  await h.close();
-});
+const h = usePageHarness();
 
 /** Notes every transition each chart marks, in order, in `window.steps[<chart id>]`. */
 const WATCH_STEPS = `document.addEventListener('DOMContentLoaded', () => {
@@ -58,7 +46,7 @@ describe('the session view’s charts', () => {
       executor: executorSpec(mailer),
     });
     const token = await executorToken(flow, h.harness.deps.baseUrl, mailer, session.id);
-    const { page, problems } = await openConsole(h, WATCH_STEPS);
+    const { page, problems } = await openConsole(h, { init: WATCH_STEPS });
     await openSessionView(h, page, session.install.owner, session.id);
     await page.locator('#session[data-tail="live"]').waitFor();
     await shows(page, 'session-chart', 'live', 'none');
@@ -118,7 +106,7 @@ describe('the session view’s charts', () => {
 
   it('shows a denied call as denied, with no claim to follow', async () => {
     const session = await openTestSession(h.harness);
-    const { page, problems } = await openConsole(h, WATCH_STEPS);
+    const { page, problems } = await openConsole(h, { init: WATCH_STEPS });
     await openSessionView(h, page, session.install.owner, session.id);
     await page.locator('#session[data-tail="live"]').waitFor();
     await page.getByLabel(/Message as/).fill('/call lookup {"word":"hi"}');

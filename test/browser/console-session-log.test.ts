@@ -7,22 +7,11 @@
  */
 import { randomUUID } from 'node:crypto';
 import type { Page } from 'playwright-core';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import {
-  openConsole,
-  openSessionView,
-  startPageHarness,
-  type PageHarness,
-} from './console-session-page.ts';
+import { describe, expect, it } from 'vitest';
+import { openConsole, openSessionView, usePageHarness } from '../support/console-page.ts';
+import type { TestInstall } from '../support/flow.ts';
 
-let h: PageHarness;
-
-beforeAll(async () => {
-  h = await startPageHarness();
-}, 30_000);
-afterAll(async () => {
-  await h.close();
-});
+const h = usePageHarness();
 
 const BATCH = 100;
 const EVERY_MS = 100;
@@ -79,19 +68,19 @@ const renderedCursors = (page: Page) =>
     "[...document.querySelectorAll('#log .record')].map((item) => Number(item.dataset.cursor))",
   );
 
+/** A session that a new install opened for `lee`, through the public flow. */
+async function openSession(): Promise<{ install: TestInstall; session: string; token: string }> {
+  const install = await h.flow.install();
+  const opened = (await h.flow.expect(201, 'POST', '/sessions?principal=lee', install.key, {})) as {
+    session: string;
+    token: string;
+  };
+  return { install, ...opened };
+}
+
 describe('the session view’s log', () => {
   it('keeps up with a thousand records a second in bounded nodes, and reads back by keyboard', async () => {
-    const install = await h.flow.install();
-    const opened = (await h.flow.expect(
-      201,
-      'POST',
-      '/sessions?principal=lee',
-      install.key,
-      {},
-    )) as {
-      session: string;
-      token: string;
-    };
+    const { install, ...opened } = await openSession();
     const { page, problems } = await openConsole(h);
     await openSessionView(h, page, install.owner, opened.session);
     await page.locator('#session[data-tail="live"]').waitFor();
@@ -158,17 +147,7 @@ describe('the session view’s log', () => {
   }, 60_000);
 
   it('keeps the newest records as data once the log outgrows the page, and reads back from the oldest kept', async () => {
-    const install = await h.flow.install();
-    const opened = (await h.flow.expect(
-      201,
-      'POST',
-      '/sessions?principal=lee',
-      install.key,
-      {},
-    )) as {
-      session: string;
-      token: string;
-    };
+    const { install, ...opened } = await openSession();
     // Eleven thousand records, landed before the page opens: the tail hands them on at once.
     for (let i = 0; i < 110; i += 10) {
       await Promise.all(
