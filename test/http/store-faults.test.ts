@@ -13,6 +13,7 @@
  */
 import { setTimeout as sleep } from 'node:timers/promises';
 import { describe, expect, it } from 'vitest';
+import { QUERY_TIMEOUT_MS } from '../../src/storage/sql/postgres-driver.ts';
 import { startTestApp, type TestApp } from '../support/app.ts';
 import {
   Answers,
@@ -181,7 +182,15 @@ async function runScenario(scenario: Scenario): Promise<void> {
   expect(answers.other5xx).toBe(0);
   // The cut was felt: some requests were answered 503, and work went on before and after.
   expect(answers.unavailable).toBeGreaterThan(0);
-  expect(answers.retried).toBeGreaterThan(0);
+  if (scenario.mode === 'hold' && scenario.cut === 'postgres') {
+    // A dark PostgreSQL link: a statement times out (5 s) and the store retries it once
+    // on a fresh connection, so an append under way may ride the whole cut out and land
+    // without a 503. Either the appender saw a 503 and its resend landed, or an append
+    // waited past the statement timeout and landed.
+    expect(answers.retried > 0 || answers.slowest >= QUERY_TIMEOUT_MS).toBe(true);
+  } else {
+    expect(answers.retried).toBeGreaterThan(0);
+  }
   expect(before).toBeGreaterThan(0);
   expect(acknowledged.size).toBeGreaterThan(before);
   expect(lost).toBe(0);
