@@ -4,6 +4,7 @@
  * or exits.
  */
 import { mkdir } from 'node:fs/promises';
+import { createContext } from 'node:vm';
 import { buildApp, type AppDeps } from './app.ts';
 import { loadKeyMaterial } from './auth/key-material.ts';
 import { TokenService } from './auth/tokens.ts';
@@ -138,6 +139,12 @@ async function main(): Promise<void> {
   process.on('SIGINT', stop);
 
   await app.listen({ port: config.port, host: config.host });
+  // Arms V8's memory reducer once (docs/benchmarks.md, "Idle"): V8 starts it when a context
+  // is disposed of or a full collection grew the heap, and start-up leaves the heap grown
+  // with neither to come, so the young generation and the pages start-up freed stayed
+  // resident (159 MB idle). An empty context, left to the collector, is disposed of; once
+  // the process is quiet the reducer's collections hand those pages back (about 139 MB).
+  createContext();
   logger.info(
     { url: config.baseUrl, log: stores.log.backend, control: stores.control.backend },
     'listening',

@@ -15,6 +15,7 @@
  * tail then catches up by reading and joins again. Pages are bounded, so a tail of a
  * long session holds at most one page in memory while it catches up.
  */
+import { anySignal } from './any-signal.ts';
 import type { StoredRecord, TailOptions } from './log-store.ts';
 import { handOver, type Subscription } from './subscription.ts';
 
@@ -56,10 +57,11 @@ export async function* followLog<P extends TailPage>(
   const stop = options.to ?? Number.POSITIVE_INFINITY;
   // Cursors start at 1: `from: 0` reads from the start (2.3).
   let next = Math.max(1, options.from);
-  const signal =
+  // A plain signal (`any-signal.ts`): every open tail holds one. Released when the tail ends.
+  const { signal, release } =
     options.signal === undefined
-      ? backend.closed
-      : AbortSignal.any([options.signal, backend.closed]);
+      ? { signal: backend.closed, release: () => undefined }
+      : anySignal([options.signal, backend.closed]);
   // A function, not a value: the signal flips while this generator is suspended.
   const over = (): boolean => next >= stop || signal.aborted;
 
@@ -145,5 +147,6 @@ export async function* followLog<P extends TailPage>(
     if (!signal.aborted) throw error;
   } finally {
     if (subscription !== undefined) backend.unsubscribe(subscription);
+    release();
   }
 }

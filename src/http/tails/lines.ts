@@ -18,6 +18,7 @@
 import type { Clock } from '../../clock.ts';
 import type { TailLine } from '../../schemas/records.ts';
 import { present, type Face } from '../../sessions/faces.ts';
+import { anySignal } from '../../storage/any-signal.ts';
 import type { LogStore, StoredRecord } from '../../storage/log-store.ts';
 
 /** setTimeout's largest delay; a later expiry is re-armed when this one fires. */
@@ -113,38 +114,12 @@ function end(code: string, message: string, cursor: number | null): TailLine {
   return { Err: { code, message, cursor } };
 }
 
-/**
- * A signal aborted when any of `signals` is, and `release` to stop listening. The tail
- * reads it once or twice per record per tail; `AbortSignal.any`'s `aborted` walks its
- * sources on every read, which with a thousand tails of one session was a tenth of the
- * server's time (`npm run bench`), where a plain controller's is a field.
- */
-function anyOf(signals: readonly AbortSignal[]): { signal: AbortSignal; release: () => void } {
-  const controller = new AbortController();
-  const abort = (event: Event): void => {
-    controller.abort((event.target as AbortSignal).reason);
-  };
-  for (const source of signals) {
-    if (source.aborted) {
-      controller.abort(source.reason);
-      break;
-    }
-    source.addEventListener('abort', abort, { once: true });
-  }
-  return {
-    signal: controller.signal,
-    release: () => {
-      for (const source of signals) source.removeEventListener('abort', abort);
-    },
-  };
-}
-
 /** The lines of one tail, in cursor order; see the module comment for how it ends. */
 export async function* tailLines(options: TailLinesOptions): AsyncGenerator<TailLine, void> {
   const { expired } = options;
   // Released when the tail ends: the shutdown signal outlives every tail.
   const { lagging } = options;
-  const { signal, release } = anyOf([
+  const { signal, release } = anySignal([
     options.signal,
     options.shutdown,
     expired,

@@ -13,6 +13,7 @@ import { IdParams } from '../../schemas/common.ts';
 import { TailLine, TailQuery } from '../../schemas/records.ts';
 import type { SessionTokens } from '../../sessions/tokens.ts';
 import type { LogStore } from '../../storage/log-store.ts';
+import { anySignal } from '../../storage/any-signal.ts';
 import type { ServiceMetrics } from '../../metrics/service-metrics.ts';
 import { problemResponses } from '../openapi-responses.ts';
 import { TAIL_LIMITS, TailSlots, type TailLimits } from './limits.ts';
@@ -162,13 +163,15 @@ export function sessionTailRoutes(app: FastifyInstance, deps: SessionTailDeps): 
         },
       });
       const tail = open(request, gone.signal, writer.offer, lagging.signal);
+      const ends = anySignal([deps.shutdown, tail.expired]);
       deps.metrics.tailOpened('ndjson');
       try {
-        await writer.write(reply, tail.lines, AbortSignal.any([deps.shutdown, tail.expired]));
+        await writer.write(reply, tail.lines, ends.signal);
       } catch (error) {
         request.log.error({ err: error }, 'tail failed');
         reply.raw.destroy();
       } finally {
+        ends.release();
         tail.close();
         release(request);
         deps.metrics.tailClosed('ndjson');
