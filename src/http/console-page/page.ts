@@ -36,27 +36,29 @@ import { statechartRoutes } from './statecharts.ts';
 
 const asset = (name: string) => readFileSync(new URL(`./${name}`, import.meta.url), 'utf8');
 
-/** Placeholder in console.html → the asset inlined there. */
-const ASSETS: readonly (readonly [string, string])[] = [
-  ['/*STYLE*/', asset('console.css')],
-  ['/*SIGNIN*/', SIGN_IN_SCRIPT],
-  ['/*API*/', asset('api.js')],
-  ['/*RECORDS*/', asset('records.js')],
-  ['/*CHART*/', asset('chart.js')],
-  ['/*PHASES*/', asset('phases.js')],
-  ['/*CLAIMS*/', asset('claims.js')],
-  ['/*LOG*/', asset('log-view.js')],
-  ['/*AUDIT*/', asset('audit.js')],
-  ['/*SESSION*/', asset('session.js')],
-  ['/*STATECHARTS*/', asset('statecharts.js')],
-  ['/*RESOURCES*/', asset('resources.js')],
-  ['/*INSTALLS*/', asset('installs.js')],
-  ['/*CONNECTIONS*/', asset('connections.js')],
-  ['/*SETTINGS*/', asset('settings.js')],
-  ['/*MEMBERS*/', asset('members.js')],
-  ['/*USAGE*/', asset('usage.js')],
-  ['/*SCRIPT*/', asset('console.js')],
+/** The page's scripts, in the order they run: `<!--SCRIPTS-->` in console.html. */
+const SCRIPTS: readonly string[] = [
+  SIGN_IN_SCRIPT,
+  ...[
+    'api.js',
+    'records.js',
+    'chart.js',
+    'phases.js',
+    'claims.js',
+    'log-view.js',
+    'audit.js',
+    'session.js',
+    'statecharts.js',
+    'resources.js',
+    'installs.js',
+    'connections.js',
+    'settings.js',
+    'members.js',
+    'usage.js',
+    'console.js',
+  ].map(asset),
 ];
+const STYLE = asset('console.css');
 const TEMPLATE = asset('console.html');
 
 /** Where the typed client is served, relative to `/console`. */
@@ -82,10 +84,12 @@ function sendConsole(reply: FastifyReply, entropy: Entropy, signIn: PageSignIn):
   const nonce = entropy.bytes(16).toString('base64');
   const config = signInConfig(signIn, PATHS);
   // Function replacements: `$` sequences in the assets stay as they are.
-  let html = TEMPLATE.replaceAll('{{nonce}}', nonce)
+  const scripts = SCRIPTS.map((text) => `<script nonce="${nonce}">\n${text}\n</script>`);
+  const html = TEMPLATE.replaceAll('{{nonce}}', nonce)
     .replace('/*CONFIG*/', () => config)
-    .replace('/*IMPORTMAP*/', () => clientImportMap(`./${CLIENT}`));
-  for (const [mark, text] of ASSETS) html = html.replace(mark, () => text);
+    .replace('/*IMPORTMAP*/', () => clientImportMap(`./${CLIENT}`))
+    .replace('/*STYLE*/', () => STYLE)
+    .replace('<!--SCRIPTS-->', () => scripts.join('\n'));
   return reply
     .code(200)
     .headers(pageHeaders(nonce, signIn))
