@@ -16,7 +16,8 @@
  * - reply: the handler's answer to `onResponse` (serializing, `onSend` hooks, writing);
  * - wake (ours only): the store's answer to the moment the store hands that record to
  *   its first tail (`TailOptions.deliver`; a record a tail reads through its iterator
- *   instead, behind a backlog, is not counted). What follows, the encoding
+ *   instead, behind a backlog, is not counted). Negative on Redis: an append of this
+ *   process hands its records to the process's tails within the store call. What follows, the encoding
  *   and the write to each tail's socket (paced, `pacer.ts`), runs in the tail's code and
  *   is not seen here; the client's append-to-delivery figures include it.
  *
