@@ -12,10 +12,12 @@
  * already stood past are read here; records it delivers again are dropped by cursor; a
  * gap (which the fan-out never makes) is filled by a read before the next record is
  * yielded. A subscription whose bounded buffer overflowed is dropped by the fan-out; the
- * tail then catches up by reading and joins again. Pages are bounded, so a tail of a
- * long session holds at most one page in memory while it catches up.
+ * tail then catches up by reading and joins again. Pages are bounded in records and in
+ * bytes (`page-sizer.ts`), so a tail of a long session holds at most one page in memory
+ * while it catches up.
  */
 import { anySignal } from './any-signal.ts';
+import { PageSizer } from './page-sizer.ts';
 import type { StoredRecord, TailOptions } from './log-store.ts';
 import { handOver, type Subscription } from './subscription.ts';
 
@@ -36,7 +38,7 @@ export interface JoinPoint {
 
 /** What one backend gives the loop. */
 export interface TailBackend<P extends TailPage> {
-  /** Records per catch-up read. */
+  /** Records per catch-up read, at most (`page-sizer.ts` starts lower and bounds bytes). */
   readonly pageSize: number;
   /** Aborted when the store closes: a read it cuts short ends the tail instead of failing it. */
   readonly closed: AbortSignal;
@@ -65,17 +67,19 @@ export async function* followLog<P extends TailPage>(
   // A function, not a value: the signal flips while this generator is suspended.
   const over = (): boolean => next >= stop || signal.aborted;
 
+  // Pages bounded in bytes as well as in records (`page-sizer.ts`).
+  const pages = new PageSizer(backend.pageSize);
+
   /** Reads and yields every record from `next` up to `until` (exclusive); the last page. */
   async function* readUpTo(until: number): AsyncGenerator<StoredRecord, P | 'over'> {
     for (;;) {
       if (over()) return 'over';
       const to = Math.min(until, stop);
-      const page = await backend.read(
-        stream,
-        next,
-        Number.isFinite(to) ? to : undefined,
-        backend.pageSize,
-      );
+      const limit = pages.limit;
+      const page = await backend.read(stream, next, Number.isFinite(to) ? to : undefined, limit);
+      let bytes = 0;
+      for (const record of page.records) bytes += record.envelope.size;
+      pages.took(page.records.length, bytes);
       for (const record of page.records) {
         if (over()) return 'over';
         yield record;
@@ -84,7 +88,7 @@ export async function* followLog<P extends TailPage>(
       if (over()) return 'over';
       // The archiving record is the last one: once it is delivered, nothing can follow.
       if (page.final !== null && next > page.final) return 'over';
-      if (page.records.length < backend.pageSize || next >= until) return page;
+      if (page.records.length < limit || next >= until) return page;
     }
   }
 
