@@ -17,6 +17,7 @@ import {
   poll,
   propose,
   vendorDoc,
+  installFor,
 } from './flow-client.ts';
 
 let harness: TestApp;
@@ -187,12 +188,7 @@ describe('GET /appdoc', () => {
 
   it('answers the composed document, and 404 install_gone once the install is deleted', async () => {
     const owner = await ownerWithOption(harness);
-    const proposal = await propose(harness);
-    await consent(harness, owner, proposal.request, { inference: 'fast' });
-    const { install, key } = (await poll(harness, proposal)).json<{
-      install: string;
-      key: string;
-    }>();
+    const { install, key } = await installFor(harness, owner);
     const served = await harness.app.inject({
       method: 'GET',
       url: '/appdoc',

@@ -13,7 +13,6 @@ import {
   conforms,
   consent,
   flowApp,
-  keyHeaders,
   openApi,
   ownerWithOption,
   poll,
@@ -21,6 +20,8 @@ import {
   linkConnection,
   startToolServer,
   vendorDoc,
+  installFor,
+  proposeUpdate,
 } from './flow-client.ts';
 
 let harness: TestApp;
@@ -244,18 +245,9 @@ describe('POST /consent/{request}', () => {
 
   it('answers 404 install_gone to consent on an update whose install was deleted since', async () => {
     const { owner } = await team();
-    const proposal = await propose(harness);
-    await consent(harness, owner, proposal.request, { inference: 'fast' });
-    const { install, key } = (await poll(harness, proposal)).json<{
-      install: string;
-      key: string;
-    }>();
-    const update = await harness.app.inject({
-      method: 'POST',
-      url: `/installs/${install}/proposals`,
-      headers: keyHeaders(key),
-      payload: vendorDoc(),
-    });
+    const installed = await installFor(harness, owner);
+    const { install } = installed;
+    const update = await proposeUpdate(harness, installed);
     const { request } = update.json<{ request: string }>();
     const deleted = await harness.app.inject({
       method: 'DELETE',
@@ -281,25 +273,16 @@ describe('POST /consent/{request}', () => {
   it('lets only an owner of the install’s tenant consent to an update (row 94)', async () => {
     const { owner } = await team();
     const stranger = await ownerWithOption(harness);
-    const proposal = await propose(harness);
-    await consent(harness, owner, proposal.request, { inference: 'fast' });
-    const { install, key } = (await poll(harness, proposal)).json<{
-      install: string;
-      key: string;
-    }>();
-    const update = await harness.app.inject({
-      method: 'POST',
-      url: `/installs/${install}/proposals`,
-      headers: keyHeaders(key),
-      payload: vendorDoc(),
-    });
+    const installed = await installFor(harness, owner);
+    const { install } = installed;
+    const update = await proposeUpdate(harness, installed);
     const { request } = update.json<{ request: string }>();
     const refused = await consent(harness, stranger, request, { inference: 'fast' });
     expect(refused.statusCode).toBe(403);
     expect(refused.json()).toMatchObject({ code: 'not_owner' });
     // The stranger reads neither the update nor the granted request.
     expect((await read(stranger, request)).statusCode).toBe(403);
-    const granted = await read(stranger, proposal.request);
+    const granted = await read(stranger, installed.request);
     expect(granted.statusCode).toBe(403);
     expect(granted.body).not.toContain(install);
     expect((await consent(harness, owner, request, { inference: 'fast' })).json()).toEqual({

@@ -102,6 +102,36 @@ export function consent(
   });
 }
 
+/** A granted proposal: its request, and the install and key the vendor's poll answered. */
+export interface Installed {
+  readonly request: string;
+  readonly install: string;
+  readonly key: string;
+}
+
+/** A vendor's proposal that `owner` consents to with option `fast`, and its poll's receipt. */
+export async function installFor(harness: TestApp, owner: ConsoleUser): Promise<Installed> {
+  const proposal = await propose(harness);
+  const granted = await consent(harness, owner, proposal.request, { inference: 'fast' });
+  expect(granted.statusCode, granted.body).toBe(200);
+  const receipt = (await poll(harness, proposal)).json<{ install: string; key: string }>();
+  return { request: proposal.request, install: receipt.install, key: receipt.key };
+}
+
+/** `POST /installs/{id}/proposals` with the install's key: an update proposal of `doc`. */
+export function proposeUpdate(
+  harness: TestApp,
+  { install, key }: Pick<Installed, 'install' | 'key'>,
+  doc: Record<string, unknown> = vendorDoc(),
+): Promise<LightMyRequestResponse> {
+  return harness.app.inject({
+    method: 'POST',
+    url: `/installs/${install}/proposals`,
+    headers: keyHeaders(key),
+    payload: doc,
+  });
+}
+
 /** A fresh tenant owner with an inference option named `fast` (through `PUT /inferences`). */
 export async function ownerWithOption(harness: TestApp): Promise<ConsoleUser> {
   const owner = await newOwner(harness);

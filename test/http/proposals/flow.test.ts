@@ -15,6 +15,7 @@ import {
   linkConnection,
   startToolServer,
   vendorDoc,
+  proposeUpdate,
 } from './flow-client.ts';
 
 let harness: TestApp;
@@ -108,12 +109,7 @@ describe('the vendor flow end to end', () => {
 
     // Update proposal: the key names the install; consent again keeps install and key.
     const updated = vendorDoc({ name: 'Mailer v2', description: 'Now with drafts.' });
-    const update = await harness.app.inject({
-      method: 'POST',
-      url: `/installs/${install}/proposals`,
-      headers: keyHeaders(key),
-      payload: updated,
-    });
+    const update = await proposeUpdate(harness, { install, key }, updated);
     expect(update.statusCode, update.body).toBe(201);
     const second = update.json<{ request: string; poll_secret: string; vendor: string }>();
     expect(second.request).not.toBe(proposal.request);

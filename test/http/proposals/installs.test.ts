@@ -10,13 +10,11 @@ import { consoleToken, setMembers, type ConsoleUser } from '../../support/consol
 import type { OpenApiCheck } from '../../support/openapi-check.ts';
 import {
   conforms,
-  consent,
   flowApp,
   keyHeaders,
   openApi,
   ownerWithOption,
-  poll,
-  propose,
+  installFor,
 } from './flow-client.ts';
 
 let harness: TestApp;
@@ -31,13 +29,6 @@ afterAll(async () => {
 });
 
 /** A consented install of `owner`'s tenant and its key. */
-async function installFor(owner: ConsoleUser): Promise<{ install: string; key: string }> {
-  const proposal = await propose(harness);
-  const granted = await consent(harness, owner, proposal.request, { inference: 'fast' });
-  expect(granted.statusCode, granted.body).toBe(200);
-  return (await poll(harness, proposal)).json<{ install: string; key: string }>();
-}
-
 async function memberOf(owner: ConsoleUser): Promise<ConsoleUser> {
   const [member] = await setMembers(harness, owner, [
     { user: `m-${randomUUID()}`, role: 'member' },
@@ -64,11 +55,11 @@ describe('GET /installs and GET /installs/{id}', () => {
     const owner = await ownerWithOption(harness);
     const member = await memberOf(owner);
     const ids = [
-      (await installFor(owner)).install,
-      (await installFor(owner)).install,
-      (await installFor(owner)).install,
+      (await installFor(harness, owner)).install,
+      (await installFor(harness, owner)).install,
+      (await installFor(harness, owner)).install,
     ].sort();
-    await installFor(await ownerWithOption(harness)); // another tenant's
+    await installFor(harness, await ownerWithOption(harness)); // another tenant's
 
     const first = await call('GET', '/installs?limit=2', member);
     conforms(check, 'GET', '/installs', first);
@@ -98,7 +89,7 @@ describe('GET /installs and GET /installs/{id}', () => {
 
   it('refuses a bad limit (400), no token or a removed member (401), a non-member (403) and another tenant’s id (404)', async () => {
     const owner = await ownerWithOption(harness);
-    const { install } = await installFor(owner);
+    const { install } = await installFor(harness, owner);
     const stranger = await ownerWithOption(harness);
     for (const limit of ['0', '-1', 'ten']) {
       const bad = await call('GET', `/installs?limit=${limit}`, owner);
@@ -143,7 +134,7 @@ describe('PUT /installs/{id}', () => {
   it('checks the body (400), the token (401), the role (403), the install (404), fit and resolution (400)', async () => {
     const owner = await ownerWithOption(harness);
     const member = await memberOf(owner);
-    const { install } = await installFor(owner);
+    const { install } = await installFor(harness, owner);
     const url = `/installs/${install}`;
     const cases: [ConsoleUser | null, string, object, number, string][] = [
       [owner, url, { inference: '' }, 400, 'invalid_request'],
@@ -172,7 +163,7 @@ describe('DELETE /installs/{id}', () => {
   it('tombstones the install: its key reads as gone, reads say gone, the option is free again', async () => {
     const owner = await ownerWithOption(harness);
     const member = await memberOf(owner);
-    const { install, key } = await installFor(owner);
+    const { install, key } = await installFor(harness, owner);
     const url = `/installs/${install}`;
     // 2.18: an option an install names cannot be deleted.
     const inUse = await call('DELETE', '/inferences/fast', owner);
@@ -210,7 +201,7 @@ describe('POST and DELETE /installs/{id}/key', () => {
   it('rotates: the new key is shown once and answers, the old one is refused', async () => {
     const owner = await ownerWithOption(harness);
     const member = await memberOf(owner);
-    const { install, key } = await installFor(owner);
+    const { install, key } = await installFor(harness, owner);
     const url = `/installs/${install}/key`;
     expect((await call('POST', url, null)).statusCode).toBe(401);
     const refused = await call('POST', url, member);
@@ -238,7 +229,7 @@ describe('POST and DELETE /installs/{id}/key', () => {
 
   it('revokes: no key answers until one is rotated in', async () => {
     const owner = await ownerWithOption(harness);
-    const { install, key } = await installFor(owner);
+    const { install, key } = await installFor(harness, owner);
     const url = `/installs/${install}/key`;
     const revoked = await call('DELETE', url, owner);
     conforms(check, 'DELETE', url, revoked);

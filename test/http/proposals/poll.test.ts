@@ -17,7 +17,8 @@ import {
   ownerWithOption,
   poll,
   propose,
-  vendorDoc,
+  installFor,
+  proposeUpdate,
 } from './flow-client.ts';
 
 let harness: TestApp;
@@ -102,18 +103,9 @@ describe('POST /consent/token', () => {
 
   it('answers an update with the install and a null key (the key is kept)', async () => {
     const owner = await ownerWithOption(harness);
-    const proposal = await propose(harness);
-    await consent(harness, owner, proposal.request, { inference: 'fast' });
-    const { install, key } = (await poll(harness, proposal)).json<{
-      install: string;
-      key: string;
-    }>();
-    const update = await harness.app.inject({
-      method: 'POST',
-      url: `/installs/${install}/proposals`,
-      headers: keyHeaders(key),
-      payload: vendorDoc(),
-    });
+    const installed = await installFor(harness, owner);
+    const { install } = installed;
+    const update = await proposeUpdate(harness, installed);
     const second = update.json<{ request: string; poll_secret: string; vendor: string }>();
     expect((await poll(harness, second)).json()).toMatchObject({ error: 'authorization_pending' });
     await consent(harness, owner, second.request, { inference: 'fast' });

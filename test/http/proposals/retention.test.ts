@@ -17,6 +17,8 @@ import {
   propose,
   vendorDoc,
   type Proposal,
+  installFor,
+  proposeUpdate,
 } from './flow-client.ts';
 
 const RETENTION_MS = 60_000;
@@ -107,18 +109,8 @@ describe('the body limit of POST /appdoc', () => {
 
     // Under an install key the app-wide limit (here 1 MiB) applies to the same document.
     const owner = await ownerWithOption(harness);
-    const proposal = await propose(harness);
-    await consent(harness, owner, proposal.request, { inference: 'fast' });
-    const { install, key } = (await poll(harness, proposal)).json<{
-      install: string;
-      key: string;
-    }>();
-    const update = await harness.app.inject({
-      method: 'POST',
-      url: `/installs/${install}/proposals`,
-      headers: keyHeaders(key),
-      payload: doc,
-    });
+    const installed = await installFor(harness, owner);
+    const update = await proposeUpdate(harness, installed, doc);
     expect(update.statusCode, update.body).toBe(201);
   });
 });
