@@ -25,7 +25,7 @@ import { readFileSync } from 'node:fs';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { Entropy } from '../../clock.ts';
 import {
-  pageHeaders,
+  sendSignInPage,
   signInConfig,
   SIGN_IN_SCRIPT,
   type PageSignIn,
@@ -80,21 +80,16 @@ export function wantsPage(request: FastifyRequest): boolean {
 
 /** Sends the consent page, with what its sign-in offers, under its policy headers. */
 export function sendPage(reply: FastifyReply, entropy: Entropy, signIn: PageSignIn): FastifyReply {
-  const nonce = entropy.bytes(16).toString('base64');
   // Read by the page as data (never run).
   const config = signInConfig(signIn, PATHS);
   // Function replacements: `$` sequences in the assets stay as they are.
-  const html = TEMPLATE.replaceAll('{{nonce}}', nonce)
-    .replace('/*CONFIG*/', () => config)
-    .replace('/*IMPORTMAP*/', () => clientImportMap(`./${CLIENT_FOLDER}`))
-    .replace('/*STYLE*/', () => STYLE)
-    .replace('/*FORM*/', () => FORM)
-    .replace('/*SIGNIN*/', () => SIGN_IN_SCRIPT)
-    .replace('/*SCRIPT*/', () => SCRIPT);
-  return reply
-    .code(200)
-    .headers(pageHeaders(nonce, signIn))
-    .type('text/html; charset=utf-8')
-    .serializer((payload) => payload as string)
-    .send(html);
+  return sendSignInPage(reply, entropy, signIn, (nonce) =>
+    TEMPLATE.replaceAll('{{nonce}}', nonce)
+      .replace('/*CONFIG*/', () => config)
+      .replace('/*IMPORTMAP*/', () => clientImportMap(`./${CLIENT_FOLDER}`))
+      .replace('/*STYLE*/', () => STYLE)
+      .replace('/*FORM*/', () => FORM)
+      .replace('/*SIGNIN*/', () => SIGN_IN_SCRIPT)
+      .replace('/*SCRIPT*/', () => SCRIPT),
+  );
 }

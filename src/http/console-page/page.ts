@@ -26,7 +26,7 @@ import type { OidcVerifier } from '../../console/oidc.ts';
 import { clientAssetRoutes, clientImportMap } from '../client-assets.ts';
 import {
   oauthScriptRoute,
-  pageHeaders,
+  sendSignInPage,
   pageSignIn,
   signInConfig,
   SIGN_IN_SCRIPT,
@@ -81,21 +81,17 @@ export interface ConsolePageDeps {
 }
 
 function sendConsole(reply: FastifyReply, entropy: Entropy, signIn: PageSignIn): FastifyReply {
-  const nonce = entropy.bytes(16).toString('base64');
   const config = signInConfig(signIn, PATHS);
   // Function replacements: `$` sequences in the assets stay as they are.
-  const scripts = SCRIPTS.map((text) => `<script nonce="${nonce}">\n${text}\n</script>`);
-  const html = TEMPLATE.replaceAll('{{nonce}}', nonce)
-    .replace('/*CONFIG*/', () => config)
-    .replace('/*IMPORTMAP*/', () => clientImportMap(`./${CLIENT}`))
-    .replace('/*STYLE*/', () => STYLE)
-    .replace('<!--SCRIPTS-->', () => scripts.join('\n'));
-  return reply
-    .code(200)
-    .headers(pageHeaders(nonce, signIn))
-    .type('text/html; charset=utf-8')
-    .serializer((payload) => payload as string)
-    .send(html);
+  return sendSignInPage(reply, entropy, signIn, (nonce) =>
+    TEMPLATE.replaceAll('{{nonce}}', nonce)
+      .replace('/*CONFIG*/', () => config)
+      .replace('/*IMPORTMAP*/', () => clientImportMap(`./${CLIENT}`))
+      .replace('/*STYLE*/', () => STYLE)
+      .replace('<!--SCRIPTS-->', () =>
+        SCRIPTS.map((text) => `<script nonce="${nonce}">\n${text}\n</script>`).join('\n'),
+      ),
+  );
 }
 
 const html = (description: string) => ({

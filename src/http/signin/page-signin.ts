@@ -12,9 +12,10 @@
 import { readFileSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import { createRequire } from 'node:module';
-import type { FastifyInstance } from 'fastify';
+import type { FastifyInstance, FastifyReply } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';
+import type { Entropy } from '../../clock.ts';
 import type { OidcVerifier } from '../../console/oidc.ts';
 
 /** The sign-in script, served inline by every page that signs a user in. */
@@ -74,7 +75,7 @@ export function signInConfig(signIn: PageSignIn, paths: SignInPaths): string {
  * requests to this origin (CSP 3: `'self'` covers its WebSocket too) and the identity
  * provider's, no framing, no forms posted anywhere, no referrer.
  */
-export function pageHeaders(nonce: string, signIn: PageSignIn): Record<string, string> {
+function pageHeaders(nonce: string, signIn: PageSignIn): Record<string, string> {
   const connect = ["'self'", ...(signIn.oidc?.origins ?? [])];
   return {
     'content-security-policy': [
@@ -92,6 +93,25 @@ export function pageHeaders(nonce: string, signIn: PageSignIn): Record<string, s
     'x-content-type-options': 'nosniff',
     vary: 'Accept',
   };
+}
+
+/**
+ * Sends a page that signs its user in: the HTML `render` writes around a fresh nonce for
+ * its scripts and styles, under `pageHeaders`.
+ */
+export function sendSignInPage(
+  reply: FastifyReply,
+  entropy: Entropy,
+  signIn: PageSignIn,
+  render: (nonce: string) => string,
+): FastifyReply {
+  const nonce = entropy.bytes(16).toString('base64');
+  return reply
+    .code(200)
+    .headers(pageHeaders(nonce, signIn))
+    .type('text/html; charset=utf-8')
+    .serializer((payload) => payload as string)
+    .send(render(nonce));
 }
 
 let oauthModule: Promise<string> | undefined;
