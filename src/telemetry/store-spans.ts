@@ -39,6 +39,32 @@ export function errorType(error: unknown): string {
   return error instanceof Error ? error.name : 'unknown';
 }
 
+/**
+ * Runs `call` in an active client span `name`: `after` adds attributes from its answer, a
+ * throw marks the span an error with its `error.type`; the span ends with the call.
+ */
+export function clientSpan<T>(
+  tracer: Tracer,
+  name: string,
+  attributes: Attributes,
+  call: () => Promise<T>,
+  after?: (answer: T) => Attributes,
+): Promise<T> {
+  return tracer.startActiveSpan(name, { kind: SpanKind.CLIENT, attributes }, async (span) => {
+    try {
+      const answer = await call();
+      if (after !== undefined) span.setAttributes(after(answer));
+      return answer;
+    } catch (error) {
+      span.setStatus({ code: SpanStatusCode.ERROR });
+      span.setAttribute(ATTR_ERROR_TYPE, errorType(error));
+      throw error;
+    } finally {
+      span.end();
+    }
+  });
+}
+
 /** Whether a span is active here (a request's, or another store call's). */
 function inSpan(): boolean {
   return trace.getSpan(context.active()) !== undefined;
@@ -64,23 +90,8 @@ export class StoreSpans {
     after?: (answer: T) => Attributes,
   ): Promise<T> {
     if (!inSpan()) return call();
-    return this.#tracer.startActiveSpan(
-      `${this.#port}.${verb}`,
-      { kind: SpanKind.CLIENT, attributes: this.#attributes(verb, attributes) },
-      async (span) => {
-        try {
-          const answer = await call();
-          if (after !== undefined) span.setAttributes(after(answer));
-          return answer;
-        } catch (error) {
-          span.setStatus({ code: SpanStatusCode.ERROR });
-          span.setAttribute(ATTR_ERROR_TYPE, errorType(error));
-          throw error;
-        } finally {
-          span.end();
-        }
-      },
-    );
+    const name = `${this.#port}.${verb}`;
+    return clientSpan(this.#tracer, name, this.#attributes(verb, attributes), call, after);
   }
 
   /** Follows `records` inside a span for `verb` that ends with the iteration. */

@@ -7,8 +7,7 @@
  * Attributes follow the GenAI conventions, counts and names only: the provider, the model
  * that answered, token usage and why it stopped; never the prompt, instructions or answer.
  */
-import { SpanKind, SpanStatusCode, type Attributes, type Tracer } from '@opentelemetry/api';
-import { ATTR_ERROR_TYPE } from '@opentelemetry/semantic-conventions';
+import type { Attributes, Tracer } from '@opentelemetry/api';
 import type {
   InferenceAnswer,
   InferenceProvider,
@@ -18,7 +17,7 @@ import type {
   SummaryRequest,
   TokenUsage,
 } from '../inference/provider.ts';
-import { errorType } from './store-spans.ts';
+import { clientSpan } from './store-spans.ts';
 
 const usage = (tokens: TokenUsage): Attributes => ({
   'gen_ai.usage.input_tokens': tokens.input,
@@ -72,30 +71,12 @@ class TracedProvider implements InferenceProvider {
     call: () => Promise<T>,
     after: (answer: T) => Attributes,
   ): Promise<T> {
-    return this.#tracer.startActiveSpan(
-      `inference.${verb}`,
-      {
-        kind: SpanKind.CLIENT,
-        attributes: {
-          'gen_ai.operation.name': operation,
-          'gen_ai.provider.name': this.key,
-          'agent_sessions.prompt.items': items,
-        },
-      },
-      async (span) => {
-        try {
-          const answer = await call();
-          span.setAttributes(after(answer));
-          return answer;
-        } catch (error) {
-          span.setStatus({ code: SpanStatusCode.ERROR });
-          span.setAttribute(ATTR_ERROR_TYPE, errorType(error));
-          throw error;
-        } finally {
-          span.end();
-        }
-      },
-    );
+    const attributes = {
+      'gen_ai.operation.name': operation,
+      'gen_ai.provider.name': this.key,
+      'agent_sessions.prompt.items': items,
+    };
+    return clientSpan(this.#tracer, `inference.${verb}`, attributes, call, after);
   }
 }
 
