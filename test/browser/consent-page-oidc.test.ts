@@ -10,7 +10,11 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ManualClock } from '../../src/clock.ts';
 import type { TestApp } from '../support/app.ts';
 import { launchChromium } from '../support/chromium.ts';
-import { startOidcProvider, type OidcProviderPeer } from '../support/oidc-provider-peer.ts';
+import {
+  signInAtProvider,
+  startOidcProvider,
+  type OidcProviderPeer,
+} from '../support/oidc-provider-peer.ts';
 import { flowApp, ownerWithOption, poll, propose } from '../http/proposals/flow-client.ts';
 
 const CLIENT = 'consent-page';
@@ -76,12 +80,7 @@ describe('the consent page with an OpenID Connect provider', () => {
 
     await page.getByLabel('Tenant').fill(owner.tenant);
     await page.getByRole('button', { name: 'Sign in with your identity provider' }).click();
-    // The provider's own screens: any login name signs in as that subject.
-    await page.locator('input[name="login"]').waitFor();
-    await page.locator('input[name="login"]').fill(owner.user);
-    await page.locator('input[name="password"]').fill('any');
-    await page.getByRole('button', { name: 'Sign-in' }).click();
-    await page.getByRole('button', { name: 'Continue' }).click();
+    await signInAtProvider(page, owner.user);
 
     // Back on the consent page of the request, signed in as the provider's subject.
     await page.locator('#who').waitFor();

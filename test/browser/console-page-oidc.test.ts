@@ -8,7 +8,11 @@
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openConsole, startPageHarness, type PageHarness } from '../support/console-page.ts';
-import { startOidcProvider, type OidcProviderPeer } from '../support/oidc-provider-peer.ts';
+import {
+  signInAtProvider,
+  startOidcProvider,
+  type OidcProviderPeer,
+} from '../support/oidc-provider-peer.ts';
 
 const CLIENT = 'console-page';
 
@@ -46,12 +50,7 @@ describe('the console with an OpenID Connect provider', () => {
     const requested = () => urls.map((url) => new URL(url));
     await page.getByRole('textbox', { name: 'Tenant' }).fill(owner.tenant);
     await page.getByRole('button', { name: 'Sign in with your identity provider' }).click();
-    // The provider's own screens: any login name signs in as that subject.
-    await page.locator('input[name="login"]').waitFor();
-    await page.locator('input[name="login"]').fill(owner.user);
-    await page.locator('input[name="password"]').fill('any');
-    await page.getByRole('button', { name: 'Sign-in' }).click();
-    await page.getByRole('button', { name: 'Continue' }).click();
+    await signInAtProvider(page, owner.user);
 
     // Back on the console, signed in as the provider's subject, no code left in the address.
     await page.locator('#who').waitFor();

@@ -10,6 +10,7 @@ import { createServer, type IncomingMessage, type ServerResponse } from 'node:ht
 import type { AddressInfo } from 'node:net';
 import { exportJWK, generateKeyPair } from 'jose';
 import Provider from 'oidc-provider';
+import type { Page } from 'playwright-core';
 
 export interface OidcProviderPeer {
   /** `http://127.0.0.1:<port>`. */
@@ -77,4 +78,16 @@ export async function startOidcProvider(): Promise<OidcProviderPeer> {
         });
       }),
   };
+}
+
+/**
+ * Goes through the provider's own screens in `page`, which a sign-in sent there: any
+ * login name signs in as that subject, with any password, and the consent is given.
+ */
+export async function signInAtProvider(page: Page, user: string): Promise<void> {
+  await page.locator('input[name="login"]').waitFor();
+  await page.locator('input[name="login"]').fill(user);
+  await page.locator('input[name="password"]').fill('any');
+  await page.getByRole('button', { name: 'Sign-in' }).click();
+  await page.getByRole('button', { name: 'Continue' }).click();
 }
