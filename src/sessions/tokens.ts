@@ -89,6 +89,8 @@ export class SessionTokens {
   readonly #cacheSize: number;
   readonly #standing: TokenStanding | undefined;
   readonly #verified = new Map<string, SessionCredential>();
+  /** Told when what tokens stand on changed in this process (`onStandingChange`). */
+  readonly #changes = new Set<() => void>();
 
   constructor(options: SessionTokensOptions) {
     this.#tokens = options.tokens;
@@ -101,6 +103,19 @@ export class SessionTokens {
   /** Forgets what is known of an install whose key or tombstone changed in this process. */
   forgetInstall(install: string): void {
     this.#standing?.forgetInstall(install);
+    for (const listener of this.#changes) listener();
+  }
+
+  /**
+   * Calls `listener` whenever what tokens stand on changes through this process (a key
+   * rotated or revoked, an install deleted), so holders of verified tokens (open tails)
+   * can check theirs again at once. Answers the function that stops it.
+   */
+  onStandingChange(listener: () => void): () => void {
+    this.#changes.add(listener);
+    return () => {
+      this.#changes.delete(listener);
+    };
   }
 
   /** Mints a token attaching to one session, with a fresh idempotency key (rows 9, 31). */
@@ -159,12 +174,12 @@ export class SessionTokens {
     const cached = this.#verified.get(token);
     if (cached !== undefined && cached.expires > this.#clock.now()) {
       if (cached.audience === 'grant' && options.grants !== true) throw wrongAudience();
-      await this.#stands(cached);
+      await this.stands(cached);
       return cached;
     }
     this.#verified.delete(token);
     const credential = credentialOf(await this.#signed(token, options.grants === true));
-    await this.#stands(credential);
+    await this.stands(credential);
     this.#remember(token, credential);
     return credential;
   }
@@ -201,7 +216,12 @@ export class SessionTokens {
     }
   }
 
-  async #stands(credential: SessionCredential): Promise<void> {
+  /**
+   * Checks again what a verified token stands on (its install key, its install, the
+   * membership of the console user who minted it).
+   * @throws Unauthenticated when it is gone.
+   */
+  async stands(credential: SessionCredential): Promise<void> {
     if (this.#standing === undefined) return;
     await this.#standing.check({
       session: credential.session,

@@ -4063,13 +4063,13 @@ export interface paths {
     };
     /**
      * Tail the session log (JSON lines, or WebSocket at the same path)
-     * @description Session token. Streams the records from `from` as JSON lines (`application/jsonstream`), one `{"Ok": record}` or `{"Err": {code, message, cursor}}` per line. Without `to` the tail stays open and follows new records; it ends after `session.archived`, before `to`, or when the token expires (a last line `Err token_expired`).
+     * @description Session token. Streams the records from `from` as JSON lines (`application/jsonstream`), one `{"Ok": record}` or `{"Err": {code, message, cursor}}` per line. Without `to` the tail stays open and follows new records; it ends after `session.archived`, before `to`, when the token expires (a last line `Err token_expired`), or within a few seconds of the token ceasing to stand: its install key rotated or revoked, its install deleted, or the console user who minted it removed from the tenant (a last line `Err token_revoked`).
      *
      *     A token holds at most `TAILS_PER_CREDENTIAL` open tails and a session `TAILS_PER_SESSION` (50 and 1,000 by default): one more is refused with 429 `too_many_tails` until a tail closes. A reader that leaves more than `TAIL_BUFFER_BYTES` unread for longer than `TAIL_LAG_TIMEOUT` is dropped: the tail ends with a last line `Err reader_lagging` carrying the cursor to tail again from, and the connection closes; no record is lost, the reader tails again from that cursor (or from after the last record it read).
      *
      *     Faces: a principal's or console user's token sees public records only; an executor's token also sees the records addressed to it. Call arguments and tool results read `{"sealed": {"digest", "size"}}`, except the arguments of a call addressed to the reading executor.
      *
-     *     **WebSocket.** The same tail is served at the same path on `Upgrade: websocket`: one text message per line, the same objects and faces, then a close frame (1000 ended, 1001 service stopping, 1008 token expired, 1011 read failed, 1013 the reader lagged behind: tail again from after the last record received). The service pings a peer silent for `WS_PING_INTERVAL` and drops one that leaves a ping unanswered for `WS_PONG_TIMEOUT`. A browser may pass the token as the `access_token` query parameter or as `Sec-WebSocket-Protocol: bearer, <token>` (the socket answers the `bearer` subprotocol).
+     *     **WebSocket.** The same tail is served at the same path on `Upgrade: websocket`: one text message per line, the same objects and faces, then a close frame (1000 ended, 1001 service stopping, 1008 token expired or no longer standing, 1011 read failed, 1013 the reader lagged behind: tail again from after the last record received). The service pings a peer silent for `WS_PING_INTERVAL` and drops one that leaves a ping unanswered for `WS_PONG_TIMEOUT`. A browser may pass the token as the `access_token` query parameter or as `Sec-WebSocket-Protocol: bearer, <token>` (the socket answers the `bearer` subprotocol).
      */
     get: {
       parameters: {

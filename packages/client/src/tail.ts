@@ -3,7 +3,8 @@
  * cursor order, and survives any disconnect: it reconnects from one past the last cursor
  * it yielded (so nothing is missed and nothing repeats), and after the service's own
  * `reader_lagging`, `service_stopping` or `read_failed` from the cursor the service names.
- * It ends at `to`, after `session.archived`, at the token's expiry (`token_expired`) or
+ * It ends at `to`, after `session.archived`, at the token's expiry (`token_expired`), when
+ * the token no longer stands (`token_revoked`: its install key rotated or revoked, say) or
  * when `signal` aborts.
  */
 import { ndjsonLines, TailDisconnected, webSocketLines, type TailLine } from './lines.ts';
@@ -14,7 +15,7 @@ import { backoffMs, sleep, type Fetch, type RetryPolicy } from './transport.ts';
 export type LandedRecord = components['schemas']['LandedRecord'];
 
 /** Why a tail ended (the generator's return value). */
-export type TailEnd = 'to' | 'archived' | 'token_expired' | 'aborted';
+export type TailEnd = 'to' | 'archived' | 'token_expired' | 'token_revoked' | 'aborted';
 
 export interface TailOptions {
   /** First cursor to read, inclusive; 1 by default. */
@@ -105,6 +106,7 @@ export async function* tail(
         const line = step.value;
         if ('Err' in line) {
           if (line.Err.code === 'token_expired') return 'token_expired';
+          if (line.Err.code === 'token_revoked') return 'token_revoked';
           if (!RESUMABLE.has(line.Err.code)) throw new Error(`tail: ${line.Err.message}`);
           // The service names the cursor to read on from; nothing before it is lost.
           next = Math.max(next, line.Err.cursor ?? next);

@@ -5,11 +5,12 @@
  *
  * The tail follows new records until the store ends it (after `session.archived`, or
  * before `to`), and ends early, with a last `Err` line, when the token expires
- * (`token_expired`), when the service stops (`service_stopping`), when the reader lags so
- * far behind that its transport gives up on it (`reader_lagging`) or
- * when the log cannot be read (`read_failed`); those lines carry the cursor to resume
- * from, or null. When the
- * reader goes away (`signal`) it ends without a line.
+ * (`token_expired`) or no longer stands (`token_revoked`: its install key was rotated or
+ * revoked, its install deleted, or the console user who minted it removed from the
+ * tenant; see `standing-watch.ts`), when the service stops (`service_stopping`), when the
+ * reader lags so far behind that its transport gives up on it (`reader_lagging`) or when
+ * the log cannot be read (`read_failed`); those lines carry the cursor to resume from, or
+ * null. When the reader goes away (`signal`) it ends without a line.
  *
  * Pull-based: a line is produced only when the transport asks for the next one, so a
  * slow reader holds at most one line here; the store's tail keeps its own bounded buffer
@@ -32,7 +33,10 @@ export interface TailLinesOptions {
   /** Cursor to stop before, or undefined to follow until the session is archived. */
   readonly to: number | undefined;
   readonly face: Face;
-  /** Aborted when the reader's token expires (row 68: the tail ends there); see `deadline`. */
+  /**
+   * Aborted when the reader's token expires (row 68: the tail ends there), or when it no
+   * longer stands, with a `TokenRevoked` reason; see `deadline`.
+   */
   readonly expired: AbortSignal;
   /** Aborted when the service stops (graceful shutdown). */
   readonly shutdown: AbortSignal;
@@ -89,8 +93,19 @@ export class SharedLines {
   readonly message = (line: TailLine): Buffer => this.jsonLine(line).subarray(0, -1);
 }
 
-/** A signal that aborts once `clock` passes `at` (ms); `clear` stops its timer. */
-export function deadline(clock: Clock, at: number): { signal: AbortSignal; clear: () => void } {
+/** Why a tail's token stopped standing, as its tail's `expired` signal carries it. */
+export class TokenRevoked extends Error {
+  override readonly name = 'TokenRevoked';
+}
+
+/**
+ * A signal that aborts once `clock` passes `at` (ms), or once `revoke` says the token no
+ * longer stands (with a `TokenRevoked` as its reason); `clear` stops its timer.
+ */
+export function deadline(
+  clock: Clock,
+  at: number,
+): { signal: AbortSignal; clear: () => void; revoke: (why: string) => void } {
   const controller = new AbortController();
   let timer: NodeJS.Timeout | undefined;
   const arm = (): void => {
@@ -106,6 +121,10 @@ export function deadline(clock: Clock, at: number): { signal: AbortSignal; clear
     signal: controller.signal,
     clear: () => {
       clearTimeout(timer);
+    },
+    revoke: (why) => {
+      clearTimeout(timer);
+      controller.abort(new TokenRevoked(why));
     },
   };
 }
@@ -130,7 +149,13 @@ export async function* tailLines(options: TailLinesOptions): AsyncGenerator<Tail
   const why = (): TailLine | null => {
     if (options.signal.aborted) return null;
     if (expired.aborted) {
-      return end('token_expired', 'the token expired; mint a fresh one to read on', next);
+      return expired.reason instanceof TokenRevoked
+        ? end(
+            'token_revoked',
+            `the token no longer stands: ${expired.reason.message}; read on with a token that does`,
+            next,
+          )
+        : end('token_expired', 'the token expired; mint a fresh one to read on', next);
     }
     if (options.shutdown.aborted) {
       return end('service_stopping', 'the service is stopping; tail again to read on', next);

@@ -14,7 +14,7 @@ import { Forbidden, Unauthenticated } from '../../errors.ts';
 import { parseStreamId } from '../../schemas/common.ts';
 import { faceFor, type Face } from '../../sessions/faces.ts';
 import { tenantSealKey } from '../../sessions/sealing.ts';
-import type { SessionTokens } from '../../sessions/tokens.ts';
+import type { SessionCredential, SessionTokens } from '../../sessions/tokens.ts';
 
 /** The scope a token needs to read a session's records. */
 const READ_SCOPE = 'read';
@@ -30,6 +30,8 @@ export interface TailReader {
   readonly expires: number;
   /** The token, as the tail caps count it (`TailSlots`): each minted token on its own. */
   readonly credential: string;
+  /** The verified token, checked again while the tail is open (`StandingWatch`). */
+  readonly verified: SessionCredential;
 }
 
 export interface SessionReaderDeps {
@@ -89,5 +91,6 @@ export async function sessionReader(
     expires: credential.expires,
     // The idempotency key is fresh for every minted token (row 9).
     credential: `${session}:${credential.producer}:${credential.key}`,
+    verified: credential,
   };
 }

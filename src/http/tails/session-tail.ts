@@ -21,6 +21,7 @@ import { deadline, SharedLines, tailLines } from './lines.ts';
 import { jsonStreamAnswer, JsonLineWriter } from './ndjson.ts';
 import { Pacer } from './pacer.ts';
 import { sessionReader, type TailReader } from './session-reader.ts';
+import { StandingWatch } from './standing-watch.ts';
 import { LineSender } from './websocket.ts';
 
 export interface SessionTailDeps {
@@ -45,13 +46,13 @@ const Query = TailQuery.extend({
     .describe('WebSocket only: the session token, for browsers that cannot set `Authorization`.'),
 });
 
-const DESCRIPTION = `Session token. Streams the records from \`from\` as JSON lines (\`application/jsonstream\`), one \`{"Ok": record}\` or \`{"Err": {code, message, cursor}}\` per line. Without \`to\` the tail stays open and follows new records; it ends after \`session.archived\`, before \`to\`, or when the token expires (a last line \`Err token_expired\`).
+const DESCRIPTION = `Session token. Streams the records from \`from\` as JSON lines (\`application/jsonstream\`), one \`{"Ok": record}\` or \`{"Err": {code, message, cursor}}\` per line. Without \`to\` the tail stays open and follows new records; it ends after \`session.archived\`, before \`to\`, when the token expires (a last line \`Err token_expired\`), or within a few seconds of the token ceasing to stand: its install key rotated or revoked, its install deleted, or the console user who minted it removed from the tenant (a last line \`Err token_revoked\`).
 
 A token holds at most \`TAILS_PER_CREDENTIAL\` open tails and a session \`TAILS_PER_SESSION\` (50 and 1,000 by default): one more is refused with 429 \`too_many_tails\` until a tail closes. A reader that leaves more than \`TAIL_BUFFER_BYTES\` unread for longer than \`TAIL_LAG_TIMEOUT\` is dropped: the tail ends with a last line \`Err reader_lagging\` carrying the cursor to tail again from, and the connection closes; no record is lost, the reader tails again from that cursor (or from after the last record it read).
 
 Faces: a principal's or console user's token sees public records only; an executor's token also sees the records addressed to it. Call arguments and tool results read \`{"sealed": {"digest", "size"}}\`, except the arguments of a call addressed to the reading executor.
 
-**WebSocket.** The same tail is served at the same path on \`Upgrade: websocket\`: one text message per line, the same objects and faces, then a close frame (1000 ended, 1001 service stopping, 1008 token expired, 1011 read failed, 1013 the reader lagged behind: tail again from after the last record received). The service pings a peer silent for \`WS_PING_INTERVAL\` and drops one that leaves a ping unanswered for \`WS_PONG_TIMEOUT\`. A browser may pass the token as the \`access_token\` query parameter or as \`Sec-WebSocket-Protocol: bearer, <token>\` (the socket answers the \`bearer\` subprotocol).`;
+**WebSocket.** The same tail is served at the same path on \`Upgrade: websocket\`: one text message per line, the same objects and faces, then a close frame (1000 ended, 1001 service stopping, 1008 token expired or no longer standing, 1011 read failed, 1013 the reader lagged behind: tail again from after the last record received). The service pings a peer silent for \`WS_PING_INTERVAL\` and drops one that leaves a ping unanswered for \`WS_PONG_TIMEOUT\`. A browser may pass the token as the \`access_token\` query parameter or as \`Sec-WebSocket-Protocol: bearer, <token>\` (the socket answers the \`bearer\` subprotocol).`;
 
 /** Registers the session tail. */
 export function sessionTailRoutes(app: FastifyInstance, deps: SessionTailDeps): void {
@@ -63,8 +64,10 @@ export function sessionTailRoutes(app: FastifyInstance, deps: SessionTailDeps): 
   const shared = new SharedLines();
   const pacer = new Pacer();
   const slots = new TailSlots(limits);
+  const standing = new StandingWatch(deps.sessionTokens);
   app.addHook('onClose', () => {
     pacer.close();
+    standing.close();
     return Promise.resolve();
   });
   // The reader verified, and its slot taken, before the handler runs, so that an upgrade
@@ -81,7 +84,7 @@ export function sessionTailRoutes(app: FastifyInstance, deps: SessionTailDeps): 
 
   /**
    * The lines of a verified request's tail, which `offer` may take as they land; `close`
-   * stops its expiry timer.
+   * stops its expiry timer and the watch on its token.
    */
   const open = (
     request: FastifyRequest<{ Querystring: TailQuery }>,
@@ -91,6 +94,9 @@ export function sessionTailRoutes(app: FastifyInstance, deps: SessionTailDeps): 
   ) => {
     const reader = readerOf(request);
     const expiry = deadline(deps.clock, reader.expires);
+    const unwatch = standing.add(reader.verified, (why) => {
+      expiry.revoke(why.message);
+    });
     const lines = tailLines({
       log: deps.logStore,
       stream: reader.session,
@@ -108,7 +114,14 @@ export function sessionTailRoutes(app: FastifyInstance, deps: SessionTailDeps): 
       shared,
       offer,
     });
-    return { lines, expired: expiry.signal, close: expiry.clear };
+    return {
+      lines,
+      expired: expiry.signal,
+      close: () => {
+        expiry.clear();
+        unwatch();
+      },
+    };
   };
 
   app.withTypeProvider<ZodTypeProvider>().route({

@@ -41,6 +41,7 @@ const WEBSOCKET_BUFFER: LineBuffer = { bufferBytes: 256 * 1024, lagMs: 5_000 };
 export const CLOSE = {
   ended: { code: 1000, reason: 'the tail ended' },
   expired: { code: 1008, reason: 'the token expired' },
+  revoked: { code: 1008, reason: 'the token no longer stands' },
   stopping: { code: 1001, reason: 'the service is stopping' },
   failed: { code: 1011, reason: 'the log could not be read' },
   lagging: {
@@ -55,6 +56,8 @@ function closeAfter(last: TailLine | undefined): { code: number; reason: string 
   switch (last.Err.code) {
     case 'token_expired':
       return CLOSE.expired;
+    case 'token_revoked':
+      return CLOSE.revoked;
     case 'service_stopping':
       return CLOSE.stopping;
     case 'read_failed':

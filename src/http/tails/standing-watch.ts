@@ -1,0 +1,110 @@
+/**
+ * Open tails keep checking what their token stands on. A token is verified when its
+ * tail opens; without this, a tail opened before its install key was rotated or revoked,
+ * its install deleted or its console user removed from the tenant would go on reading
+ * until the token's hour ran out, though every other request with that token is refused.
+ *
+ * One watch per app holds every open tail's credential and checks them all again every
+ * `intervalMs` (each distinct credential once per round, a few hundred at a time between
+ * turns of the event loop, so ten thousand tails never hold the loop), and at once when
+ * this process changes what tokens stand on (`SessionTokens.onStandingChange`). A check
+ * reads what `TokenStanding` caches for a second, so a change made through another
+ * process ends the tails here within `intervalMs` and a second. A tail whose token no
+ * longer stands is told why (`revoke`), and ends with a last `Err token_revoked` line.
+ */
+import { Unauthenticated } from '../../errors.ts';
+import type { SessionCredential, SessionTokens } from '../../sessions/tokens.ts';
+
+/** How often open tails' tokens are checked again, by default. */
+export const STANDING_CHECK_MS = 2_000;
+/** Credentials checked between two turns of the event loop. */
+const CHUNK = 256;
+
+interface Watched {
+  readonly credential: SessionCredential;
+  readonly revoke: (why: Unauthenticated) => void;
+}
+
+/** Where a tail's credential is checked; see the module comment. */
+export class StandingWatch {
+  readonly #tokens: Pick<SessionTokens, 'stands' | 'onStandingChange'>;
+  readonly #intervalMs: number;
+  readonly #watched = new Set<Watched>();
+  readonly #stopListening: () => void;
+  #timer: NodeJS.Timeout | undefined;
+  #checking: Promise<void> | undefined;
+  /** A change came while a round ran: another round follows it. */
+  #again = false;
+
+  constructor(
+    tokens: Pick<SessionTokens, 'stands' | 'onStandingChange'>,
+    intervalMs = STANDING_CHECK_MS,
+  ) {
+    this.#tokens = tokens;
+    this.#intervalMs = intervalMs;
+    this.#stopListening = tokens.onStandingChange(() => {
+      this.#round();
+    });
+  }
+
+  /** Watches `credential` until the answered function is called; `revoke` hears a refusal. */
+  add(credential: SessionCredential, revoke: (why: Unauthenticated) => void): () => void {
+    const watched: Watched = { credential, revoke };
+    this.#watched.add(watched);
+    this.#timer ??= setInterval(() => {
+      this.#round();
+    }, this.#intervalMs).unref();
+    return () => {
+      this.#watched.delete(watched);
+      if (this.#watched.size === 0 && this.#timer !== undefined) {
+        clearInterval(this.#timer);
+        this.#timer = undefined;
+      }
+    };
+  }
+
+  /** Stops the watch: no round starts after this. */
+  close(): void {
+    this.#stopListening();
+    clearInterval(this.#timer);
+    this.#timer = undefined;
+    this.#watched.clear();
+  }
+
+  /** Starts a round of checks, or asks for one more after the round under way. */
+  #round(): void {
+    if (this.#checking !== undefined) {
+      this.#again = true;
+      return;
+    }
+    this.#checking = this.#checkAll().finally(() => {
+      this.#checking = undefined;
+      if (this.#again) {
+        this.#again = false;
+        this.#round();
+      }
+    });
+  }
+
+  async #checkAll(): Promise<void> {
+    // Tails of one token share its check.
+    const byCredential = new Map<SessionCredential, Watched[]>();
+    for (const watched of this.#watched) {
+      const same = byCredential.get(watched.credential);
+      if (same === undefined) byCredential.set(watched.credential, [watched]);
+      else same.push(watched);
+    }
+    let done = 0;
+    for (const [credential, tails] of byCredential) {
+      const refusal = await this.#tokens.stands(credential).then(
+        () => null,
+        (error: unknown) => (error instanceof Unauthenticated ? error : null),
+      );
+      if (refusal !== null) {
+        for (const tail of tails) if (this.#watched.delete(tail)) tail.revoke(refusal);
+      }
+      done += 1;
+      if (done % CHUNK === 0) await new Promise((resolve) => setImmediate(resolve));
+    }
+  }
+}
