@@ -77,6 +77,15 @@ export const LOADS: readonly Load[] = [
   },
 ];
 
+/**
+ * BENCH_LOADS picks loads by layout, for a quick look at one row (comma-separated:
+ * `100x1`, `1x100`, `1000x1`, `1x1000`; all by default).
+ */
+const LOAD_NAMES = process.env.BENCH_LOADS?.split(',').map((name) => name.trim());
+const picked = (load: Load): boolean =>
+  LOAD_NAMES === undefined ||
+  LOAD_NAMES.includes(load.shared ? `1x${load.tails}` : `${load.tails}x1`);
+
 /** Unmeasured runs of ours per transport before the measured ones (and one of bare). */
 const WARMUP_RUNS = 2;
 
@@ -137,7 +146,7 @@ export class LatencyPart {
     }
     for (const transport of transports) await this.#run(this.#bare, { transport, ...warm });
     const rows: LatencyRow[] = [];
-    for (const load of LOADS) {
+    for (const load of LOADS.filter(picked)) {
       for (const transport of transports) {
         const run: LatencyRun = { transport, ...load };
         const ours = await this.#run(this.#ours, run);

@@ -38,7 +38,8 @@
  * stage hooks out of the server. BENCH_MEMORY_SESSIONS opens fewer sessions than 10,000 in
  * the memory part (a short run; its rows then say how many). BENCH_PARTS picks parts (comma-separated): throughput
  * (or throughput-1, throughput-100), latency (or latency-websocket, latency-ndjson),
- * memory; all by default.
+ * memory; all by default. BENCH_LOADS picks latency loads (`100x1`, `1x100`, `1000x1`,
+ * `1x1000`; see `http-latency.ts`).
  */
 import { randomUUID } from 'node:crypto';
 import { performance } from 'node:perf_hooks';
