@@ -11,6 +11,7 @@ import { SessionDriver } from './driver.ts';
 import type { LeaseKeeper } from './lease-keeper.ts';
 import type { TurnRuntimeOptions } from './runtime-options.ts';
 import { SessionConfigs } from './session-configs.ts';
+import type { SessionState } from './session-state.ts';
 import type { StateCache } from './state-cache.ts';
 import type { TurnEnded } from './steps.ts';
 import type { WakeCounter } from './wake-counter.ts';
@@ -55,6 +56,12 @@ export class DriverRunner {
    * start per sweep instead of a lease, a log read and a due update per message.
    */
   readonly #unusable = new Map<string, number>();
+  /**
+   * The first uncounted record's `at` each state's last driver here knew, so the next
+   * driver of the session need not read it (see `SessionDriver.run`); kept with the state
+   * object, which a rebuild of the state replaces.
+   */
+  readonly #firstUncounted = new WeakMap<SessionState, number>();
 
   constructor(deps: DriverRunnerDeps) {
     this.#options = deps.options;
@@ -76,9 +83,12 @@ export class DriverRunner {
     return false;
   }
 
-  /** Tells the driver of `session` running here, if any, to read the log and replan. */
-  nudge(session: string): void {
-    this.#running.get(session)?.nudge();
+  /**
+   * Tells the driver of `session` running here, if any, that a driving record landed:
+   * through this process (`local`), or elsewhere (see `SessionDriver.nudge`).
+   */
+  nudge(session: string, local: boolean): void {
+    this.#running.get(session)?.nudge(local);
   }
 
   /** Drives `session` under its lease; answers the stamp it settled, undefined without the lease. */
@@ -100,6 +110,9 @@ export class DriverRunner {
     // A session the directory forgot (its install was deleted) has nothing left to drive.
     if (row === null || state === null) return this.#park(session, null);
     const ready = await this.#configs.forDriver(row.value, async () => {
+      // Every wake counted so far is in this read; a later one is `missed` unless the
+      // driver reads again (see `WakeCounter`).
+      wakes.look();
       await state.catchUp(this.#options.log);
       return state;
     });
@@ -133,8 +146,11 @@ export class DriverRunner {
     );
     this.#running.set(session, driver);
     try {
-      return await driver.run();
+      return await driver.run(this.#firstUncounted.get(state));
     } finally {
+      const first = driver.firstUncounted;
+      if (first === null) this.#firstUncounted.delete(state);
+      else this.#firstUncounted.set(state, first);
       this.#running.delete(session);
       // An ended session has nothing left to drive: its state is not kept for a next turn.
       if (state.phase === 'ended') this.#states.drop(session);

@@ -118,7 +118,7 @@ export class TurnRuntime {
     const wakes = this.#wakes.get(session);
     if (wakes !== undefined) {
       wakes.wake();
-      this.#runner.nudge(session);
+      this.#runner.nudge(session, landed);
       return;
     }
     const counter = new WakeCounter();
