@@ -12,19 +12,12 @@ import type { LeaseKeeper } from './lease-keeper.ts';
 import type { TurnRuntimeOptions } from './runtime-options.ts';
 import { SessionConfigs } from './session-configs.ts';
 import type { SessionState } from './session-state.ts';
-import { StartGate } from './start-gate.ts';
 import type { StateCache } from './state-cache.ts';
 import type { TurnEnded } from './steps.ts';
 import type { WakeCounter } from './wake-counter.ts';
 
 /** When a session without a usable inference option is looked at again. */
 const UNUSABLE_RETRY_MS = 60_000;
-/**
- * Drivers of a process that start at once (see `start-gate.ts`): enough to keep the
- * stores' connections busy with starts, few enough that an append's due mark never
- * queues behind more than a few dozen start statements.
- */
-const STARTING_AT_ONCE = 16;
 /** Sessions without a usable option remembered at most (a bound, not a cache policy). */
 const UNUSABLE_REMEMBERED = 10_000;
 /**
@@ -63,8 +56,6 @@ export class DriverRunner {
    * start per sweep instead of a lease, a log read and a due update per message.
    */
   readonly #unusable = new Map<string, number>();
-  /** Drivers between taking their lease and running (`start-gate.ts`). */
-  readonly #starts = new StartGate(STARTING_AT_ONCE);
   /**
    * The first uncounted record's `at` each state's last driver here knew, so the next
    * driver of the session need not read it (see `SessionDriver.run`); kept with the state
@@ -103,31 +94,16 @@ export class DriverRunner {
   /** Drives `session` under its lease; answers the stamp it settled, undefined without the lease. */
   async drive(session: string, wakes: WakeCounter): Promise<number | null | undefined> {
     const name = sessionLease(session);
-    await this.#starts.enter();
-    let starting = true;
-    const started = (): void => {
-      if (starting) this.#starts.leave();
-      starting = false;
-    };
+    const lease = await this.#leases.take(name);
+    if (lease === null) return undefined;
     try {
-      const lease = await this.#leases.take(name);
-      if (lease === null) return undefined;
-      try {
-        return await this.#run(session, wakes, lease.signal, started);
-      } finally {
-        await this.#leases.release(name, lease);
-      }
+      return await this.#run(session, wakes, lease.signal);
     } finally {
-      started();
+      await this.#leases.release(name, lease);
     }
   }
 
-  async #run(
-    session: string,
-    wakes: WakeCounter,
-    signal: AbortSignal,
-    started: () => void,
-  ): Promise<number | null> {
+  async #run(session: string, wakes: WakeCounter, signal: AbortSignal): Promise<number | null> {
     const { directory, clock, logger } = this.#options;
     const row = await directory.get(session);
     const state = await this.#states.get(session);
@@ -169,7 +145,6 @@ export class DriverRunner {
       signal,
     );
     this.#running.set(session, driver);
-    started();
     try {
       return await driver.run(this.#firstUncounted.get(state));
     } finally {
