@@ -76,10 +76,11 @@ export class SessionDriver {
   /** Runs (on a state the runner caught up) until the session rests; answers the stamp settled. */
   async run(firstUncounted?: number): Promise<number | null> {
     const { state } = this.#session;
-    // The tail ends with the driver, whether it rests or is stopped.
+    // The tail ends with the driver, whether it rests or is stopped; a stop ends a sleep.
     const following = new AbortController();
     const stop = (): void => {
       following.abort();
+      this.#wake?.();
     };
     this.#signal.addEventListener('abort', stop, { once: true });
     const follow = this.#follow(following.signal);
@@ -279,20 +280,19 @@ export class SessionDriver {
   /** Sleeps until `until` (null: no time), or until a record lands, a nudge or a stop. */
   #sleep(until: number | null): Promise<void> {
     const { state } = this.#session;
-    if (this.#stale) return Promise.resolve();
+    if (this.#stale || this.#signal.aborted) return Promise.resolve();
+    // A stop wakes it through `#wake` (`run`'s one abort listener), not a listener per nap.
     return new Promise((resolve) => {
       const done = (): void => {
         clearTimeout(timer);
         stop();
         this.#wake = null;
-        this.#signal.removeEventListener('abort', done);
         resolve();
       };
       const ms = until === null ? MAX_NAP_MS : Math.max(0, until - this.#deps.clock.now());
       const timer = setTimeout(done, Math.min(ms, MAX_NAP_MS));
       const stop = state.listen(done);
       this.#wake = done;
-      this.#signal.addEventListener('abort', done, { once: true });
     });
   }
 }
