@@ -9,7 +9,7 @@
 import { sessionLease } from '../storage/work-store.ts';
 import { SessionDriver } from './driver.ts';
 import type { LeaseKeeper } from './lease-keeper.ts';
-import type { TurnRuntimeOptions } from './runtime-options.ts';
+import type { SessionRow, TurnRuntimeOptions } from './runtime-options.ts';
 import { SessionConfigs } from './session-configs.ts';
 import type { SessionState } from './session-state.ts';
 import type { StateCache } from './state-cache.ts';
@@ -38,6 +38,8 @@ export interface DriverRunnerDeps {
   /** The process's leases, renewed together. */
   readonly leases: LeaseKeeper;
   readonly turnEnded: TurnEnded;
+  /** The session's directory record (reads under way shared with the state's build). */
+  readonly row: (session: string) => Promise<SessionRow>;
 }
 
 /** Runs the drivers of this process, one run per call of `drive`. */
@@ -47,6 +49,7 @@ export class DriverRunner {
   readonly #leases: LeaseKeeper;
   readonly #turnEnded: TurnEnded;
   readonly #configs: SessionConfigs;
+  readonly #row: (session: string) => Promise<SessionRow>;
   /** The drivers running here, for nudges. */
   readonly #running = new Map<string, SessionDriver>();
   /**
@@ -69,6 +72,7 @@ export class DriverRunner {
     this.#leases = deps.leases;
     this.#turnEnded = deps.turnEnded;
     this.#configs = new SessionConfigs(deps.options);
+    this.#row = deps.row;
   }
 
   /**
@@ -104,9 +108,8 @@ export class DriverRunner {
   }
 
   async #run(session: string, wakes: WakeCounter, signal: AbortSignal): Promise<number | null> {
-    const { directory, clock, logger } = this.#options;
-    const row = await directory.get(session);
-    const state = await this.#states.get(session);
+    const { clock, logger } = this.#options;
+    const [row, state] = await Promise.all([this.#row(session), this.#states.get(session)]);
     // A session the directory forgot (its install was deleted) has nothing left to drive.
     if (row === null || state === null) return this.#park(session, null);
     const ready = await this.#configs.forDriver(row.value, async () => {
