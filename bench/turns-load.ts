@@ -15,9 +15,17 @@
  */
 import http from 'node:http';
 import { randomUUID } from 'node:crypto';
+import { appendFileSync } from 'node:fs';
 import { monitorEventLoopDelay, performance } from 'node:perf_hooks';
 import { messageBody, post, type TurnsClient } from './turns-client.ts';
 import { within, type TurnTail } from './turns-tail.ts';
+
+/**
+ * BENCH_TURNS_TRACE: a file that each closed-loop run appends one line of JSON to: every
+ * measured turn as [session index, sent (ms since the measured window began), ms to its
+ * `turn.ended`], to look at how the latency spreads over sessions and over time.
+ */
+const TRACE_FILE = process.env.BENCH_TURNS_TRACE;
 
 /** A turn not ended by then fails the bench. */
 export const TURN_TIMEOUT_MS = 15_000;
@@ -75,15 +83,20 @@ export async function closedLoopTurns(
 ): Promise<TurnThroughput> {
   let stopping = false;
   let measuring = false;
+  let windowStart = 0;
   const turnMs: number[] = [];
-  const loop = async (tail: TurnTail): Promise<void> => {
+  const trace: [number, number, number][] = [];
+  const loop = async (tail: TurnTail, index: number): Promise<void> => {
     while (!stopping) {
       const ended = tail.next('turn.ended');
       const sent = performance.now();
       const counted = measuring;
       await client.send(tail.session, TEXT);
       const at = await awaitTurn(client, tail, ended, 'turn.ended');
-      if (counted && measuring) turnMs.push(at - sent);
+      if (counted && measuring) {
+        turnMs.push(at - sent);
+        if (TRACE_FILE !== undefined) trace.push([index, sent - windowStart, at - sent]);
+      }
     }
   };
   const loops = tails.map(loop);
@@ -101,6 +114,7 @@ export async function closedLoopTurns(
     await Promise.race([pause(WARMUP_SECONDS * 1000), failed]);
     const before = seen();
     const started = performance.now();
+    windowStart = started;
     measuring = true;
     await Promise.race([pause(seconds * 1000), failed]);
     const after = seen();
@@ -122,6 +136,9 @@ export async function closedLoopTurns(
         `${(measured.records / measured.seconds).toFixed(0)} rec/s, ` +
         `${(measured.turns / measured.seconds).toFixed(1)} turns/s`;
   throwFailures(await Promise.allSettled(loops), `${tails.length} sessions`, window);
+  if (TRACE_FILE !== undefined) {
+    appendFileSync(TRACE_FILE, `${JSON.stringify({ sessions: tails.length, trace })}\n`);
+  }
   if (measured === null) throw new Error('the run stopped without a failure');
   const { turns, records, seconds: elapsed } = measured;
   if (turns === 0) throw new Error('no turn ended in the measured seconds');

@@ -57,7 +57,9 @@
  * throughput-1000), latency, memory, replay; all by default. BENCH_SERVER_NODE_OPTIONS
  * adds Node options to the service process only (for example `--cpu-prof
  * --cpu-prof-dir=.tmp/prof`); the service always runs with `server-probe.ts` preloaded,
- * whose event-loop and GC figures the latency rows print.
+ * whose event-loop and GC figures the latency rows print. BENCH_TURNS_TRACE names a file
+ * each closed-loop row appends its measured turns to (session, when sent, how long), to
+ * see how the latency spreads over sessions and over time.
  */
 import { once } from 'node:events';
 import { performance } from 'node:perf_hooks';

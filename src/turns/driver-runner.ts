@@ -9,8 +9,9 @@
 import { sessionLease } from '../storage/work-store.ts';
 import { SessionDriver } from './driver.ts';
 import type { LeaseKeeper } from './lease-keeper.ts';
-import type { TurnRuntimeOptions } from './runtime-options.ts';
+import type { SessionRow, TurnRuntimeOptions } from './runtime-options.ts';
 import { SessionConfigs } from './session-configs.ts';
+import type { SessionState } from './session-state.ts';
 import type { StateCache } from './state-cache.ts';
 import type { TurnEnded } from './steps.ts';
 import type { WakeCounter } from './wake-counter.ts';
@@ -37,6 +38,8 @@ export interface DriverRunnerDeps {
   /** The process's leases, renewed together. */
   readonly leases: LeaseKeeper;
   readonly turnEnded: TurnEnded;
+  /** The session's directory record (reads under way shared with the state's build). */
+  readonly row: (session: string) => Promise<SessionRow>;
 }
 
 /** Runs the drivers of this process, one run per call of `drive`. */
@@ -46,6 +49,7 @@ export class DriverRunner {
   readonly #leases: LeaseKeeper;
   readonly #turnEnded: TurnEnded;
   readonly #configs: SessionConfigs;
+  readonly #row: (session: string) => Promise<SessionRow>;
   /** The drivers running here, for nudges. */
   readonly #running = new Map<string, SessionDriver>();
   /**
@@ -55,6 +59,12 @@ export class DriverRunner {
    * start per sweep instead of a lease, a log read and a due update per message.
    */
   readonly #unusable = new Map<string, number>();
+  /**
+   * The first uncounted record's `at` each state's last driver here knew, so the next
+   * driver of the session need not read it (see `SessionDriver.run`); kept with the state
+   * object, which a rebuild of the state replaces.
+   */
+  readonly #firstUncounted = new WeakMap<SessionState, number>();
 
   constructor(deps: DriverRunnerDeps) {
     this.#options = deps.options;
@@ -62,6 +72,7 @@ export class DriverRunner {
     this.#leases = deps.leases;
     this.#turnEnded = deps.turnEnded;
     this.#configs = new SessionConfigs(deps.options);
+    this.#row = deps.row;
   }
 
   /**
@@ -76,9 +87,12 @@ export class DriverRunner {
     return false;
   }
 
-  /** Tells the driver of `session` running here, if any, to read the log and replan. */
-  nudge(session: string): void {
-    this.#running.get(session)?.nudge();
+  /**
+   * Tells the driver of `session` running here, if any, that a driving record landed:
+   * through this process (`local`), or elsewhere (see `SessionDriver.nudge`).
+   */
+  nudge(session: string, local: boolean): void {
+    this.#running.get(session)?.nudge(local);
   }
 
   /** Drives `session` under its lease; answers the stamp it settled, undefined without the lease. */
@@ -94,12 +108,14 @@ export class DriverRunner {
   }
 
   async #run(session: string, wakes: WakeCounter, signal: AbortSignal): Promise<number | null> {
-    const { directory, clock, logger } = this.#options;
-    const row = await directory.get(session);
-    const state = await this.#states.get(session);
+    const { clock, logger } = this.#options;
+    const [row, state] = await Promise.all([this.#row(session), this.#states.get(session)]);
     // A session the directory forgot (its install was deleted) has nothing left to drive.
     if (row === null || state === null) return this.#park(session, null);
     const ready = await this.#configs.forDriver(row.value, async () => {
+      // Every wake counted so far is in this read; a later one is `missed` unless the
+      // driver reads again (see `WakeCounter`).
+      wakes.look();
       await state.catchUp(this.#options.log);
       return state;
     });
@@ -133,8 +149,11 @@ export class DriverRunner {
     );
     this.#running.set(session, driver);
     try {
-      return await driver.run();
+      return await driver.run(this.#firstUncounted.get(state));
     } finally {
+      const first = driver.firstUncounted;
+      if (first === null) this.#firstUncounted.delete(state);
+      else this.#firstUncounted.set(state, first);
       this.#running.delete(session);
       // An ended session has nothing left to drive: its state is not kept for a next turn.
       if (state.phase === 'ended') this.#states.drop(session);

@@ -12,10 +12,14 @@
  * that arrives while the driver decides to rest is never missed.
  *
  * Records reach the state two ways: a tail that follows the log (so a `turn.cancel` landed
- * by any process aborts the inference in flight at once) and a catch-up read after each
- * landing (so the planner always sees what it just landed). The state applies each record
- * once, whichever way it comes first.
+ * by any process aborts the inference in flight at once) and the answer of each landing
+ * (so the planner always sees what it just landed), or a catch-up read where neither
+ * serves. The state applies each record once, whichever way it comes first. The tail
+ * takes what lands while it waits synchronously (`TailOptions.deliver`), and every backend
+ * hands its own process's appends to its tails before answering: a message appended here
+ * is in the state before its wake reaches the driver, which need not read (`nudge`).
  */
+import type { StoredRecord } from '../storage/log-store.ts';
 import type { DriverDeps, DriverSession } from './driver-deps.ts';
 import { plan, type Step } from './plan.ts';
 import { authorize, expire, perform } from './call-steps.ts';
@@ -37,6 +41,8 @@ export class SessionDriver {
   #firstUncounted: number | null = null;
   /** Set by a nudge: the log may hold what the state has not seen. */
   #stale = false;
+  /** True while the follow tail runs (records landed here reach the state through it). */
+  #following = false;
   /** Ends the current sleep, while one runs. */
   #wake: (() => void) | null = null;
 
@@ -67,14 +73,14 @@ export class SessionDriver {
     };
   }
 
-  /** Runs until the session rests or the signal aborts; answers the stamp it settled. */
-  async run(): Promise<number | null> {
+  /** Runs (on a state the runner caught up) until the session rests; answers the stamp settled. */
+  async run(firstUncounted?: number): Promise<number | null> {
     const { state } = this.#session;
-    await this.#catchUp();
-    // The tail ends with the driver, whether it rests or is stopped.
+    // The tail ends with the driver, whether it rests or is stopped; a stop ends a sleep.
     const following = new AbortController();
     const stop = (): void => {
       following.abort();
+      this.#wake?.();
     };
     this.#signal.addEventListener('abort', stop, { once: true });
     const follow = this.#follow(following.signal);
@@ -82,7 +88,10 @@ export class SessionDriver {
       this.#firstUncounted ??= record.envelope.at;
     });
     try {
-      this.#firstUncounted = await this.#readFirstUncounted();
+      // A first uncounted record known from an earlier run here stays valid: counted usage
+      // only moves on, so the true one is that record or a later one, and a checkpoint
+      // due too early reads where the store stands and changes nothing.
+      this.#firstUncounted = firstUncounted ?? (await this.#readFirstUncounted());
       return await this.#loop();
     } finally {
       stopCounting();
@@ -155,8 +164,19 @@ export class SessionDriver {
     await saveState(this.#deps.work, state, tenantKey).catch(() => undefined);
   }
 
-  /** A wake for this session was marked here: read the log and replan. */
-  nudge(): void {
+  /** The first uncounted record's `at` as the driver last knew it (null: none). */
+  get firstUncounted(): number | null {
+    return this.#firstUncounted;
+  }
+
+  /**
+   * A wake for this session: read the log and replan. A driving record appended through
+   * this process (`local`) is in the state already, or on its way through the follow
+   * tail, whose delivery wakes the driver: no read is needed while the tail runs. (The
+   * settle reads the log anyway before the driver leaves, so nothing is missed.)
+   */
+  nudge(local: boolean): void {
+    if (local && this.#following) return;
     this.#stale = true;
     this.#wake?.();
   }
@@ -234,36 +254,45 @@ export class SessionDriver {
   /** Follows the log into the state until the driver stops. */
   async #follow(signal: AbortSignal): Promise<void> {
     const { state } = this.#session;
+    // Applied as it lands while the tail waits (`apply` skips what the state holds).
+    const deliver = (record: StoredRecord): boolean => {
+      if (record.envelope.cursor > state.head + 1) return false;
+      state.apply(record);
+      return true;
+    };
+    this.#following = true;
     try {
       for await (const record of this.#deps.log.tail(state.session, {
         from: state.head + 1,
         signal,
+        deliver,
       })) {
         if (record.envelope.cursor > state.head + 1) await state.catchUp(this.#deps.log);
         else state.apply(record);
       }
     } catch {
       // The loop's own catch-up reads keep the state current without the tail.
+    } finally {
+      this.#following = false;
     }
   }
 
   /** Sleeps until `until` (null: no time), or until a record lands, a nudge or a stop. */
   #sleep(until: number | null): Promise<void> {
     const { state } = this.#session;
-    if (this.#stale) return Promise.resolve();
+    if (this.#stale || this.#signal.aborted) return Promise.resolve();
+    // A stop wakes it through `#wake` (`run`'s one abort listener), not a listener per nap.
     return new Promise((resolve) => {
       const done = (): void => {
         clearTimeout(timer);
         stop();
         this.#wake = null;
-        this.#signal.removeEventListener('abort', done);
         resolve();
       };
       const ms = until === null ? MAX_NAP_MS : Math.max(0, until - this.#deps.clock.now());
       const timer = setTimeout(done, Math.min(ms, MAX_NAP_MS));
       const stop = state.listen(done);
       this.#wake = done;
-      this.#signal.addEventListener('abort', done, { once: true });
     });
   }
 }

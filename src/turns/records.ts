@@ -14,9 +14,9 @@
  * | answer call c | invoke.denied | `svc:<turn>:r<r>:<c>` |
  * | end the turn | turn.ended | `svc:<turn>:end` (shared with an archive's, so one turn.ended) |
  */
-import { createHash } from 'node:crypto';
-import canonicalize from 'canonicalize';
+import { hash } from 'node:crypto';
 import { RECORD_KIND_VERSION } from '../schemas/record-kinds.ts';
+import { canonicalJson } from '../sessions/canonical-json.ts';
 import type { AppendBatch, PendingRecord } from '../storage/log-store.ts';
 
 /** Part B producers of the turn's records. */
@@ -27,14 +27,18 @@ export const PRODUCERS = {
   mcp: 'service:mcp',
 } as const;
 
-/** A service record of `kind` with `body`, under the idem `key`. */
+/**
+ * A service record of `kind` with `body`, under the idem `key`. The bodies are plain data
+ * the steps build, so the intake's direct writer of canonical JSON serves (the same text
+ * as the package's, at a fraction of its cost: a turn writes three or more bodies).
+ */
 export function serviceRecord(
   kind: string,
   producer: string,
   key: string,
   body: unknown,
 ): PendingRecord {
-  const text = canonicalize(body);
+  const text = canonicalJson(body);
   if (text === undefined) throw new Error(`${kind} has no canonical JSON form`);
   return {
     kind: { name: kind, version: RECORD_KIND_VERSION },
@@ -50,12 +54,12 @@ export function serviceRecord(
  * sealing) when given, so a deterministic step run twice replays rather than conflicts.
  */
 export function keyedBatch(stream: string, record: PendingRecord, plain?: unknown): AppendBatch {
-  const fingerprintOf = plain === undefined ? record.body : (canonicalize(plain) ?? record.body);
+  const fingerprintOf = plain === undefined ? record.body : (canonicalJson(plain) ?? record.body);
   return {
     stream,
     records: [record],
     key: record.idem,
-    fingerprint: createHash('sha256').update(fingerprintOf).digest('hex'),
+    fingerprint: hash('sha256', fingerprintOf, 'hex'),
   };
 }
 

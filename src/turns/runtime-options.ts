@@ -39,3 +39,6 @@ export interface TurnRuntimeOptions {
   /** Hears each `turn.ended` this process landed (metrics); nothing by default. */
   readonly turnEnded?: TurnEnded;
 }
+
+/** A session's directory record as the runtime reads it (null: no such session). */
+export type SessionRow = Awaited<ReturnType<SessionDirectory['get']>>;

@@ -33,7 +33,7 @@ import { restoreState } from './state-snapshot.ts';
 import { landEnded, type TurnEnded } from './steps.ts';
 import { StateCache } from './state-cache.ts';
 import { WakeCounter } from './wake-counter.ts';
-import type { TurnRuntimeOptions } from './runtime-options.ts';
+import type { SessionRow, TurnRuntimeOptions } from './runtime-options.ts';
 
 /** Sessions the sweep takes per pass. */
 const SWEEP_BATCH = 200;
@@ -51,6 +51,8 @@ export class TurnRuntime {
   readonly #marks: DueMarks;
   readonly #closing = new AbortController();
   readonly #turnEnded: TurnEnded;
+  /** Directory reads under way, by session (`#row`). */
+  readonly #rows = new Map<string, Promise<SessionRow>>();
   #timer: NodeJS.Timeout | undefined;
 
   constructor(options: TurnRuntimeOptions) {
@@ -64,6 +66,7 @@ export class TurnRuntime {
       states: this.#states,
       leases: this.#leases,
       turnEnded: this.#turnEnded,
+      row: (session) => this.#row(session),
     });
   }
 
@@ -118,7 +121,7 @@ export class TurnRuntime {
     const wakes = this.#wakes.get(session);
     if (wakes !== undefined) {
       wakes.wake();
-      this.#runner.nudge(session);
+      this.#runner.nudge(session, landed);
       return;
     }
     const counter = new WakeCounter();
@@ -223,8 +226,26 @@ export class TurnRuntime {
     await Promise.allSettled([...this.#drivers.values()]);
   }
 
+  /**
+   * The session's directory record; a read already under way is shared. A driver's start
+   * reads it and the session's state at once, and building the state reads it too: one
+   * statement instead of two.
+   */
+  #row(session: string): Promise<SessionRow> {
+    let row = this.#rows.get(session);
+    if (row === undefined) {
+      row = this.#options.directory.get(session);
+      this.#rows.set(session, row);
+      const forget = (): void => {
+        this.#rows.delete(session);
+      };
+      row.then(forget, forget);
+    }
+    return row;
+  }
+
   async #newState(session: string): Promise<SessionState | null> {
-    const row = await this.#options.directory.get(session);
+    const row = await this.#row(session);
     if (row === null) return null;
     const tenantKey = tenantSealKey(this.#options.sealKey, row.value.tenant);
     return restoreState(this.#options.work, session, tenantKey);

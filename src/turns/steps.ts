@@ -171,16 +171,21 @@ export async function infer(ctx: StepContext): Promise<void> {
       model: answer.model,
       usage: answer.usage,
     };
-    const body = {
-      ...plain,
-      tool_calls: calls.map((call) => ({
-        id: call.id,
-        name: call.name,
-        evidence: {},
-        args: sealLayer(call.args, ctx.tenantKey),
-      })),
-    };
-    await land(ctx, serviceRecord('model.output', PRODUCERS.turn, key, body), plain);
+    // Without calls nothing is sealed: the body is the plain one, written once.
+    const body =
+      calls.length === 0
+        ? plain
+        : {
+            ...plain,
+            tool_calls: calls.map((call) => ({
+              id: call.id,
+              name: call.name,
+              evidence: {},
+              args: sealLayer(call.args, ctx.tenantKey),
+            })),
+          };
+    const record = serviceRecord('model.output', PRODUCERS.turn, key, body);
+    await land(ctx, record, body === plain ? undefined : plain);
   } catch (error) {
     if (controller.signal.aborted) return;
     if (!(error instanceof InferenceFailure)) throw error;
