@@ -4,7 +4,8 @@
  * - Embedded default: `openSqliteStores({ dataDir, secretsKey })` keeps the log, control
  *   and work stores in one WAL database file, `<dataDir>/service.sqlite` (or `file`).
  * - Server: `openPostgresStores({ url, secretsKey })`, each store with its own pool; the
- *   log store also holds one listening connection for tails.
+ *   log store also holds one listening connection for tails, and the work store one for
+ *   due marks.
  *
  * The work store always sits beside the control store: a checkpoint moves its counted
  * cursor and the control store's usage row in one transaction.
@@ -150,7 +151,8 @@ export async function openPostgresWorkStore(
 ): Promise<WorkStore> {
   const clock = options.clock ?? systemClock;
   const driver = await ready(openPostgresDriver({ ...options, max: options.max ?? 5 }), clock);
-  return new SqlWorkStore(driver);
+  // Due marks on a connection of their own (see `SqlWorkStore`).
+  return new SqlWorkStore(driver, openPostgresDriver({ ...options, max: 1 }));
 }
 
 /** Opens the stores one after the other; when one fails, closes those already open. */

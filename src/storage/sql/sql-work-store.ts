@@ -19,10 +19,22 @@ const MARK_CONFLICT = `ON CONFLICT (session) DO UPDATE SET
 
 export class SqlWorkStore implements WorkStore {
   readonly #driver: SqlDriver;
+  /** Where due marks are written: `driver`, or a connection of their own (`constructor`). */
+  readonly #marks: SqlDriver;
 
-  /** Takes `driver` over: `close()` closes it. */
-  constructor(driver: SqlDriver) {
+  /**
+   * Takes `driver` over, and `marks` when given: `close()` closes them. Due marks are what
+   * an append that drives a turn waits for, so on a pool they get a connection of their
+   * own (`marks`): a burst of drivers starting at once (a thousand sessions woken
+   * together) queues its lease, row and state statements on `driver`, and an append's
+   * mark queued behind them made a conversation already under way wait for every other
+   * session's start (`npm run bench:turns`, 1,000 sessions). An append's marks are
+   * written one statement at a time (`src/turns/due-marks.ts`), so one connection serves
+   * them and the marks of sessions opening.
+   */
+  constructor(driver: SqlDriver, marks: SqlDriver = driver) {
     this.#driver = driver;
+    this.#marks = marks;
   }
 
   async acquireLease(name: string, holder: string, now: number, ms: number): Promise<boolean> {
@@ -57,7 +69,7 @@ export class SqlWorkStore implements WorkStore {
   }
 
   async markDue(session: string, at: number): Promise<number> {
-    const [row] = await this.#driver.query(
+    const [row] = await this.#marks.query(
       `INSERT INTO due (session, at, stamp) VALUES (?, ?, 1) ${MARK_CONFLICT} RETURNING stamp`,
       [session, at],
     );
@@ -74,7 +86,7 @@ export class SqlWorkStore implements WorkStore {
       earliest.set(session, Math.min(at, earliest.get(session) ?? at));
     }
     if (earliest.size === 0) return;
-    await this.#driver.query(
+    await this.#marks.query(
       `INSERT INTO due (session, at, stamp)
        VALUES ${[...earliest].map(() => '(?, ?, 1)').join(', ')} ${MARK_CONFLICT}`,
       [...earliest].flat(),
@@ -181,7 +193,8 @@ export class SqlWorkStore implements WorkStore {
     });
   }
 
-  close(): Promise<void> {
-    return this.#driver.close();
+  async close(): Promise<void> {
+    await this.#driver.close();
+    if (this.#marks !== this.#driver) await this.#marks.close();
   }
 }
