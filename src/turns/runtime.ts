@@ -59,6 +59,7 @@ export class TurnRuntime {
     this.#states = new StateCache({
       build: (id) => this.#newState(id),
       now: () => options.clock.now(),
+      busy: (id) => this.#drivers.has(id),
       idleMs: options.stateIdleMs,
     });
     this.#marks = new DueMarks(options.work);

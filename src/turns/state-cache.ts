@@ -12,8 +12,9 @@
  * session's next turn or status read pays for the drop with a rebuild: one read of its
  * saved state from the work store, and one of the log for the records after it (a
  * driver leaving saves its state once SAVE_AT_REST records are unsaved, so at most those).
- * A driver that runs longer than `idleMs` keeps the state it holds; if it is dropped from
- * here meanwhile, a reader builds another from the log, which agrees with it.
+ * A session whose driver runs here (`busy`) is not idle, however long ago its state was
+ * asked for: its driver holds the state, and a reader building a second one from the
+ * stores would agree with it but cost a second copy of the session's transcript.
  */
 import type { SessionState } from './session-state.ts';
 
@@ -34,6 +35,8 @@ interface Entry {
 export interface StateCacheOptions {
   readonly build: (session: string) => Promise<SessionState | null>;
   readonly now: () => number;
+  /** Whether `session` is in use (its driver runs here), so its state is kept. */
+  readonly busy: (session: string) => boolean;
   readonly capacity?: number | undefined;
   readonly idleMs?: number | undefined;
 }
@@ -41,6 +44,7 @@ export interface StateCacheOptions {
 export class StateCache {
   readonly #build: (session: string) => Promise<SessionState | null>;
   readonly #now: () => number;
+  readonly #busy: (session: string) => boolean;
   readonly #capacity: number;
   readonly #idleMs: number;
   /** Least recently asked for first. */
@@ -49,6 +53,7 @@ export class StateCache {
   constructor(options: StateCacheOptions) {
     this.#build = options.build;
     this.#now = options.now;
+    this.#busy = options.busy;
     this.#capacity = options.capacity ?? DEFAULT_CAPACITY;
     this.#idleMs = options.idleMs ?? DEFAULT_STATE_IDLE_MS;
   }
@@ -90,11 +95,16 @@ export class StateCache {
     return state;
   }
 
-  /** Drops the states not asked for since `now - idleMs` (the oldest come first). */
+  /**
+   * Drops the states not asked for since `now - idleMs` (the oldest come first); one of a
+   * busy session counts as asked for now. (A state moved to the end is met again at the
+   * end of the walk, which stops there.)
+   */
   #dropIdle(now: number): void {
     for (const [session, entry] of this.#states) {
       if (entry.used > now - this.#idleMs) return;
       this.#states.delete(session);
+      if (this.#busy(session)) this.#states.set(session, { state: entry.state, used: now });
     }
   }
 }
