@@ -6,8 +6,11 @@
  *
  * Verifying a JWT (an Ed25519 signature check) is the dearest step of an append, and a
  * client sends one token many times, so verified tokens are kept in a bounded cache by
- * their text: a hit costs one map lookup and an expiry check against the clock. A token
- * whose signature fails never enters the cache, so a forged one is checked every time.
+ * their digest (`tokenCacheKey`): a hit costs one SHA-256 of the token, one map lookup and
+ * an expiry check against the clock. The digest, not the text, is the key because a
+ * process holds a cache entry for every session a client used in the last while, and a
+ * token's text (over 500 bytes) would be most of an entry. A token whose signature fails
+ * never enters the cache, so a forged one is checked every time.
  * The rate limit reads who a token speaks for before the route verifies it (`identify`),
  * through the same cache, so a fresh token's signature is checked once, not twice.
  *
@@ -19,6 +22,7 @@ import { errors as joseErrors } from 'jose';
 import type { TokenService, VerifiedToken } from '../auth/tokens.ts';
 import type { Clock, Entropy } from '../clock.ts';
 import { Unauthenticated } from '../errors.ts';
+import { tokenCacheKey } from './token-cache-key.ts';
 import { installKeyTag, type TokenStanding } from './token-standing.ts';
 
 /** Decisions row 31: a session token lives one hour. */
@@ -171,16 +175,17 @@ export class SessionTokens {
    *   another audience.
    */
   async verify(token: string, options: { grants?: boolean } = {}): Promise<SessionCredential> {
-    const cached = this.#verified.get(token);
+    const key = tokenCacheKey(token);
+    const cached = this.#verified.get(key);
     if (cached !== undefined && cached.expires > this.#clock.now()) {
       if (cached.audience === 'grant' && options.grants !== true) throw wrongAudience();
       await this.stands(cached);
       return cached;
     }
-    this.#verified.delete(token);
+    this.#verified.delete(key);
     const credential = credentialOf(await this.#signed(token, options.grants === true));
     await this.stands(credential);
-    this.#remember(token, credential);
+    this.#remember(key, credential);
     return credential;
   }
 
@@ -191,7 +196,8 @@ export class SessionTokens {
    * token here in the cache and so does not check its signature again.
    */
   async identify(token: string): Promise<SessionCredential | null> {
-    const cached = this.#verified.get(token);
+    const key = tokenCacheKey(token);
+    const cached = this.#verified.get(key);
     if (cached !== undefined && cached.expires > this.#clock.now()) return cached;
     let credential: SessionCredential;
     try {
@@ -199,7 +205,7 @@ export class SessionTokens {
     } catch {
       return null;
     }
-    this.#remember(token, credential);
+    this.#remember(key, credential);
     return credential;
   }
 
@@ -231,13 +237,31 @@ export class SessionTokens {
     });
   }
 
-  #remember(token: string, credential: SessionCredential): void {
+  #remember(key: string, credential: SessionCredential): void {
     if (this.#verified.size >= this.#cacheSize) {
       const oldest = this.#verified.keys().next();
       if (oldest.done !== true) this.#verified.delete(oldest.value);
     }
-    this.#verified.set(token, credential);
+    this.#verified.set(key, credential);
   }
+}
+
+/**
+ * The scope sets credentials share, one per distinct list: tokens are minted with a few
+ * lists only, and a set of its own per cached credential would be a good part of the entry.
+ */
+const SCOPE_SETS = new Map<string, ReadonlySet<string>>();
+
+function scopeSetOf(claim: unknown): ReadonlySet<string> {
+  const scopes = Array.isArray(claim) ? claim.filter((s) => typeof s === 'string') : [];
+  const name = scopes.join(' ');
+  let set = SCOPE_SETS.get(name);
+  if (set === undefined) {
+    set = new Set(scopes);
+    // Lists are only those of verified tokens, which this service minted: few and fixed.
+    SCOPE_SETS.set(name, set);
+  }
+  return set;
 }
 
 function credentialOf(token: VerifiedToken): SessionCredential {
@@ -246,7 +270,7 @@ function credentialOf(token: VerifiedToken): SessionCredential {
     producer: token.sub,
     session: typeof token.sid === 'string' ? token.sid : '',
     key: typeof token.idk === 'string' ? token.idk : '',
-    scopes: new Set(Array.isArray(token.scp) ? token.scp : []),
+    scopes: scopeSetOf(token.scp),
     tenant: typeof token.tid === 'string' ? token.tid : null,
     expires: token.expires,
     ...(token.aud === 'grant' && typeof token.ext?.cause === 'number'

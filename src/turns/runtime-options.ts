@@ -28,6 +28,8 @@ export interface TurnRuntimeOptions {
   readonly sweepMs: number;
   /** How long a driver stays after its last work, lease held, for the next wake (ms). */
   readonly lingerMs?: number;
+  /** How long a session's turn state is kept in memory unasked for (ms; `state-cache.ts`). */
+  readonly stateIdleMs?: number;
   /** SESSION_IDLE_ARCHIVE (row 61), ms. */
   readonly idleArchiveMs: number;
   /** Row 61: archives a session as idle. */

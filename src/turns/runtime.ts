@@ -58,7 +58,12 @@ export class TurnRuntime {
   constructor(options: TurnRuntimeOptions) {
     this.#options = options;
     this.#turnEnded = options.turnEnded ?? (() => undefined);
-    this.#states = new StateCache((id) => this.#newState(id));
+    this.#states = new StateCache({
+      build: (id) => this.#newState(id),
+      now: () => options.clock.now(),
+      busy: (id) => this.#drivers.has(id),
+      idleMs: options.stateIdleMs,
+    });
     this.#marks = new DueMarks(options.work);
     this.#leases = new LeaseKeeper(options.work, this.holder, options.clock, options.leaseMs);
     this.#runner = new DriverRunner({

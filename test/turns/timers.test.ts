@@ -6,26 +6,12 @@
  * call goes over HTTP.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { Clock } from '../../src/clock.ts';
 import { startTestApp, type TestApp } from '../support/app.ts';
+import { ShiftedClock } from '../support/shifted-clock.ts';
 import type { TurnClient } from './turn-client.ts';
 import { kinds, listeningClient, type TailRecord } from './turn-client.ts';
 
 const IDLE_MS = 600;
-
-/** Real time shifted by an offset the test only moves forward. */
-class ShiftedClock implements Clock {
-  #offset = 0;
-  now(): number {
-    return Date.now() + this.#offset;
-  }
-  /** Moves the clock forward to `at`. */
-  jumpTo(at: number): void {
-    const offset = at - Date.now();
-    if (offset < this.#offset) throw new Error('the clock only moves forward');
-    this.#offset = offset;
-  }
-}
 
 const lastOf = (records: readonly TailRecord[], name: string): TailRecord | undefined =>
   records.filter((r) => r.envelope.kind.name === name).at(-1);
