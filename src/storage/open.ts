@@ -9,6 +9,7 @@ import type { Clock } from '../clock.ts';
 import type { ControlStore } from './control-store.ts';
 import type { LogStore } from './log-store.ts';
 import type { SecretsKeyring } from './secret-box.ts';
+import { coalesceWrites } from './redis/coalesced-writes.ts';
 import type { LogClient } from './redis/scripts.ts';
 import { openRedisLogStore, type RedisLogStore } from './redis/store.ts';
 import { openPostgresStores, openSqliteStores, type SqlStores } from './sql/open.ts';
@@ -109,6 +110,7 @@ export async function openRateLimitClient(client: LogClient): Promise<LogClient>
   // Its outages are the log client's too, which reports them (`onError`); while it is
   // down, requests pass uncounted.
   counting.on('error', () => undefined);
+  if (!(counting instanceof Cluster)) coalesceWrites(counting);
   try {
     await counting.connect();
   } catch (error) {

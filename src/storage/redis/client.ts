@@ -5,6 +5,7 @@
  * on a cluster).
  */
 import { Cluster, Redis, type RedisOptions } from 'ioredis';
+import { coalesceWrites } from './coalesced-writes.ts';
 import { BLOCK_MS } from './stream-reader.ts';
 import type { RedisTarget } from './target.ts';
 
@@ -55,23 +56,20 @@ const FAIL_FAST: RedisOptions = {
 
 /**
  * The command client of `target`, not yet connected (`connect()` it). Commands issued in
- * the same tick go out in one write (auto-pipelining): with many sessions at work, the
- * appends, reads and head checks of one tick cost one system call instead of one each,
+ * the same round of the event loop go out in one write: with many sessions at work, the
+ * appends, reads and head checks of one round cost one system call instead of one each,
  * and on this kind of machine the write call was the largest single cost of a turn's
- * Redis traffic (`npm run bench:turns` under `--cpu-prof`). Order per connection is kept.
+ * Redis traffic (`npm run bench:turns` under `--cpu-prof`). A standalone client does
+ * this by corking its socket (`coalesced-writes.ts`), which unlike ioredis's
+ * auto-pipelining never holds a command behind the answers of an earlier batch; a
+ * cluster's clients auto-pipeline per node. Order per connection is kept.
  */
 export function commandClient(target: RedisTarget, name: string): LogConnection {
   const connectionName = `${name}:command`;
   if (target.kind === 'standalone') {
-    return {
-      kind: 'standalone',
-      client: new Redis(target.url, {
-        ...FAIL_FAST,
-        lazyConnect: true,
-        connectionName,
-        enableAutoPipelining: true,
-      }),
-    };
+    const client = new Redis(target.url, { ...FAIL_FAST, lazyConnect: true, connectionName });
+    coalesceWrites(client);
+    return { kind: 'standalone', client };
   }
   const client = new Cluster(
     target.seeds.map(({ host, port }) => ({ host, port })),
