@@ -67,7 +67,7 @@ const PING_TIMEOUT_MS = 2_000;
 
 /** A log store on Redis, with the command client it runs on. */
 export interface RedisLogStore extends LogStore {
-  /** The command client (auto-pipelined); the rate limits count through it too. */
+  /** The command client (a round's commands in one write); the rate limits count on a duplicate. */
   readonly client: LogClient;
 }
 
