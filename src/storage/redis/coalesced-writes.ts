@@ -37,7 +37,7 @@ export function coalesceWrites(client: Redis): void {
   client.sendCommand = (command, stream) => {
     // ioredis's socket (net or TLS), replaced on every reconnection.
     const socket = (stream ?? client.stream) as Socket | undefined;
-    if (corked === undefined && socket !== undefined && socket.writable) {
+    if (corked === undefined && socket?.writable === true) {
       corked = socket;
       socket.cork();
       setImmediate(uncork);
