@@ -5,8 +5,8 @@
  * until the token's hour ran out, though every other request with that token is refused.
  *
  * One watch per app holds every open tail's credential and checks them all again every
- * `intervalMs` (each distinct credential once per round, a few hundred at a time between
- * turns of the event loop, so ten thousand tails never hold the loop), and at once when
+ * `intervalMs` (once per install key, or per token where no install key minted it; a few
+ * hundred checks between turns of the event loop), and at once when
  * this process changes what tokens stand on (`SessionTokens.onStandingChange`). A check
  * reads what `TokenStanding` caches for a second, so a change made through another
  * process ends the tails here within `intervalMs` and a second. A tail whose token no
@@ -23,6 +23,17 @@ const CHUNK = 256;
 interface Watched {
   readonly credential: SessionCredential;
   readonly revoke: (why: Unauthenticated) => void;
+}
+
+/**
+ * What a credential's standing depends on, as the key tails share one check under. A
+ * token an install minted stands on that install key (its tag names the key, and so the
+ * install): every tail of every session opened with the key shares one check, and ten
+ * thousand tails of one install cost one check a round, not a session lookup each. Any
+ * other token (a console user's, on its own session) is checked on its own.
+ */
+function groundOf(credential: SessionCredential): unknown {
+  return credential.installKey === undefined ? credential : `install-key:${credential.installKey}`;
 }
 
 /** Where a tail's credential is checked; see the module comment. */
@@ -87,16 +98,18 @@ export class StandingWatch {
   }
 
   async #checkAll(): Promise<void> {
-    // Tails of one token share its check.
-    const byCredential = new Map<SessionCredential, Watched[]>();
+    const groups = new Map<unknown, Watched[]>();
     for (const watched of this.#watched) {
-      const same = byCredential.get(watched.credential);
-      if (same === undefined) byCredential.set(watched.credential, [watched]);
+      const key = groundOf(watched.credential);
+      const same = groups.get(key);
+      if (same === undefined) groups.set(key, [watched]);
       else same.push(watched);
     }
     let done = 0;
-    for (const [credential, tails] of byCredential) {
-      const refusal = await this.#tokens.stands(credential).then(
+    for (const tails of groups.values()) {
+      const first = tails[0];
+      if (first === undefined) continue;
+      const refusal = await this.#tokens.stands(first.credential).then(
         () => null,
         (error: unknown) => (error instanceof Unauthenticated ? error : null),
       );
