@@ -16,9 +16,8 @@
  *
  * What a credential stands on (a revoked key, a removed member) is left to the route: a
  * credential that verified once keeps its bucket, and the route answers 401 or 404.
- * Identified credentials are remembered (a bounded map, keyed by the token's digest as the
- * session tokens' cache is, not by its text), so from then on a request costs one SHA-256
- * and one map lookup here. A request with no credential, or one that does not identify,
+ * Identified credentials are remembered (a `TokenCache`, as the session tokens' cache is),
+ * so from then on a request costs the token's digest and one map lookup here. A request with no credential, or one that does not identify,
  * counts against its client address (`ip:<address>`; IPv6 by its /64, as a host usually
  * holds a whole /64): random bearers are one client per address. Behind a proxy the
  * address is the one `TRUST_PROXY` lets Fastify believe.
@@ -29,7 +28,7 @@ import { bearerOf } from '../auth/bearer.ts';
 import { credentialLookup } from '../auth/opaque.ts';
 import type { TokenService } from '../auth/tokens.ts';
 import { INDEX } from '../resources/types.ts';
-import { tokenCacheKey } from '../sessions/token-cache-key.ts';
+import { TokenCache } from '../sessions/token-cache.ts';
 import type { SessionTokens } from '../sessions/tokens.ts';
 import type { ControlStore } from '../storage/control-store.ts';
 import { subprotocolToken } from './tails/session-reader.ts';
@@ -72,13 +71,12 @@ const DEFAULT_CAPACITY = 10_000;
 
 /** The rate-limit buckets of requests, with the credentials this process identified. */
 export class CredentialBuckets {
-  readonly #known = new Map<string, string>();
-  readonly #capacity: number;
+  readonly #known: TokenCache<string>;
   readonly #identify: Readonly<Record<CredentialKind, Identify>>;
 
   constructor(identify: Readonly<Record<CredentialKind, Identify>>, capacity = DEFAULT_CAPACITY) {
     this.#identify = identify;
-    this.#capacity = Math.max(1, capacity);
+    this.#known = new TokenCache(capacity);
   }
 
   /**
@@ -88,26 +86,17 @@ export class CredentialBuckets {
   bucketOf(request: FastifyRequest, kind: CredentialKind | null): string | Promise<string> {
     const token = presentedToken(request);
     if (token === null) return addressBucket(request);
-    const key = tokenCacheKey(token);
-    const known = this.#known.get(key);
+    const known = this.#known.get(token);
     if (known !== undefined) return known;
     if (kind === null) return addressBucket(request);
     return this.#identify[kind](token).then(
       (bucket) => {
         if (bucket === null) return addressBucket(request);
-        this.#remember(key, bucket);
+        this.#known.set(token, bucket);
         return bucket;
       },
       () => addressBucket(request),
     );
-  }
-
-  #remember(key: string, bucket: string): void {
-    if (this.#known.size >= this.#capacity) {
-      const oldest = this.#known.keys().next();
-      if (oldest.done !== true) this.#known.delete(oldest.value);
-    }
-    this.#known.set(key, bucket);
   }
 }
 

@@ -6,11 +6,10 @@
  *
  * Verifying a JWT (an Ed25519 signature check) is the dearest step of an append, and a
  * client sends one token many times, so verified tokens are kept in a bounded cache by
- * their digest (`tokenCacheKey`): a hit costs one SHA-256 of the token, one map lookup and
- * an expiry check against the clock. The digest, not the text, is the key because a
- * process holds a cache entry for every session a client used in the last while, and a
- * token's text (over 500 bytes) would be most of an entry. A token whose signature fails
- * never enters the cache, so a forged one is checked every time.
+ * their digest (`TokenCache`): a hit costs the token's digest (one SHA-256 a request, which
+ * the rate limit's lookup of the same token has usually paid already), one map lookup and
+ * an expiry check against the clock. A token whose signature fails never enters the
+ * cache, so a forged one is checked every time.
  * The rate limit reads who a token speaks for before the route verifies it (`identify`),
  * through the same cache, so a fresh token's signature is checked once, not twice.
  *
@@ -22,7 +21,7 @@ import { errors as joseErrors } from 'jose';
 import type { TokenService, VerifiedToken } from '../auth/tokens.ts';
 import type { Clock, Entropy } from '../clock.ts';
 import { Unauthenticated } from '../errors.ts';
-import { tokenCacheKey } from './token-cache-key.ts';
+import { TokenCache } from './token-cache.ts';
 import { installKeyTag, type TokenStanding } from './token-standing.ts';
 
 /** Decisions row 31: a session token lives one hour. */
@@ -90,9 +89,8 @@ export class SessionTokens {
   readonly #tokens: TokenService;
   readonly #clock: Clock;
   readonly #entropy: Entropy;
-  readonly #cacheSize: number;
   readonly #standing: TokenStanding | undefined;
-  readonly #verified = new Map<string, SessionCredential>();
+  readonly #verified: TokenCache<SessionCredential>;
   /** Told when what tokens stand on changed in this process (`onStandingChange`). */
   readonly #changes = new Set<() => void>();
 
@@ -100,7 +98,7 @@ export class SessionTokens {
     this.#tokens = options.tokens;
     this.#clock = options.clock;
     this.#entropy = options.entropy;
-    this.#cacheSize = Math.max(1, options.cacheSize ?? 10_000);
+    this.#verified = new TokenCache(options.cacheSize ?? 10_000);
     this.#standing = options.standing;
   }
 
@@ -175,17 +173,16 @@ export class SessionTokens {
    *   another audience.
    */
   async verify(token: string, options: { grants?: boolean } = {}): Promise<SessionCredential> {
-    const key = tokenCacheKey(token);
-    const cached = this.#verified.get(key);
+    const cached = this.#verified.get(token);
     if (cached !== undefined && cached.expires > this.#clock.now()) {
       if (cached.audience === 'grant' && options.grants !== true) throw wrongAudience();
       await this.stands(cached);
       return cached;
     }
-    this.#verified.delete(key);
+    this.#verified.delete(token);
     const credential = credentialOf(await this.#signed(token, options.grants === true));
     await this.stands(credential);
-    this.#remember(key, credential);
+    this.#verified.set(token, credential);
     return credential;
   }
 
@@ -196,8 +193,7 @@ export class SessionTokens {
    * token here in the cache and so does not check its signature again.
    */
   async identify(token: string): Promise<SessionCredential | null> {
-    const key = tokenCacheKey(token);
-    const cached = this.#verified.get(key);
+    const cached = this.#verified.get(token);
     if (cached !== undefined && cached.expires > this.#clock.now()) return cached;
     let credential: SessionCredential;
     try {
@@ -205,7 +201,7 @@ export class SessionTokens {
     } catch {
       return null;
     }
-    this.#remember(key, credential);
+    this.#verified.set(token, credential);
     return credential;
   }
 
@@ -235,14 +231,6 @@ export class SessionTokens {
       tenant: credential.tenant,
       installKey: credential.installKey,
     });
-  }
-
-  #remember(key: string, credential: SessionCredential): void {
-    if (this.#verified.size >= this.#cacheSize) {
-      const oldest = this.#verified.keys().next();
-      if (oldest.done !== true) this.#verified.delete(oldest.value);
-    }
-    this.#verified.set(key, credential);
   }
 }
 
