@@ -5,18 +5,18 @@
  * until the token's hour ran out, though every other request with that token is refused.
  *
  * One watch per app holds every open tail's credential and checks them all again every
- * `intervalMs` (once per install key, or per token where no install key minted it; a few
- * hundred checks between turns of the event loop), and at once when
- * this process changes what tokens stand on (`SessionTokens.onStandingChange`). A check
- * reads what `TokenStanding` caches for a second, so a change made through another
- * process ends the tails here within `intervalMs` and a second. A tail whose token no
- * longer stands is told why (`revoke`), and ends with a last `Err token_revoked` line.
+ * 2 s (once per install key, or per token where no install key minted it; a few hundred
+ * checks between turns of the event loop), and at once when this process changes what
+ * tokens stand on (`SessionTokens.onStandingChange`). A check reads what `TokenStanding`
+ * caches for a second, so a change made through another process ends the tails here
+ * within 3 s. A tail whose token no longer stands is told why (`revoke`), and ends with a
+ * last `Err token_revoked` line.
  */
 import { Unauthenticated } from '../../errors.ts';
 import type { SessionCredential, SessionTokens } from '../../sessions/tokens.ts';
 
-/** How often open tails' tokens are checked again, by default. */
-export const STANDING_CHECK_MS = 2_000;
+/** How often open tails' tokens are checked again. */
+const STANDING_CHECK_MS = 2_000;
 /** Credentials checked between two turns of the event loop. */
 const CHUNK = 256;
 
@@ -39,20 +39,16 @@ function groundOf(credential: SessionCredential): unknown {
 /** Where a tail's credential is checked; see the module comment. */
 export class StandingWatch {
   readonly #tokens: Pick<SessionTokens, 'stands' | 'onStandingChange'>;
-  readonly #intervalMs: number;
   readonly #watched = new Set<Watched>();
   readonly #stopListening: () => void;
   #timer: NodeJS.Timeout | undefined;
-  #checking: Promise<void> | undefined;
+  /** A round of checks is under way. */
+  #checking = false;
   /** A change came while a round ran: another round follows it. */
   #again = false;
 
-  constructor(
-    tokens: Pick<SessionTokens, 'stands' | 'onStandingChange'>,
-    intervalMs = STANDING_CHECK_MS,
-  ) {
+  constructor(tokens: Pick<SessionTokens, 'stands' | 'onStandingChange'>) {
     this.#tokens = tokens;
-    this.#intervalMs = intervalMs;
     this.#stopListening = tokens.onStandingChange(() => {
       this.#round();
     });
@@ -64,7 +60,7 @@ export class StandingWatch {
     this.#watched.add(watched);
     this.#timer ??= setInterval(() => {
       this.#round();
-    }, this.#intervalMs).unref();
+    }, STANDING_CHECK_MS).unref();
     return () => {
       this.#watched.delete(watched);
       if (this.#watched.size === 0 && this.#timer !== undefined) {
@@ -84,12 +80,13 @@ export class StandingWatch {
 
   /** Starts a round of checks, or asks for one more after the round under way. */
   #round(): void {
-    if (this.#checking !== undefined) {
+    if (this.#checking) {
       this.#again = true;
       return;
     }
-    this.#checking = this.#checkAll().finally(() => {
-      this.#checking = undefined;
+    this.#checking = true;
+    void this.#checkAll().finally(() => {
+      this.#checking = false;
       if (this.#again) {
         this.#again = false;
         this.#round();
