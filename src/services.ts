@@ -199,6 +199,9 @@ export function buildServices(deps: ServicesDeps): Services {
     turnEnded: (reason, seconds) => {
       metrics.turnEnded(reason, seconds);
     },
+    admitted: (how) => {
+      metrics.admitted(how);
+    },
   });
   const effects = {
     egress,

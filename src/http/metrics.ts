@@ -28,7 +28,7 @@ export interface MetricsRouteDeps {
   readonly metricsToken?: string | undefined;
 }
 
-const DESCRIPTION = `The process's counters, gauges and histograms in the Prometheus text format (version 0.0.4): appends and records by log backend, append latency, live tails by transport, live actors and turn drivers, turns by outcome and their duration, store errors, and the process's own CPU, memory, event-loop delay and handles. No label names a tenant, install, session or user.
+const DESCRIPTION = `The process's counters, gauges and histograms in the Prometheus text format (version 0.0.4): appends and records by log backend, append latency, live tails by transport, live actors and turn drivers, turns by outcome and their duration, appends of records that drive turns by how their session was kept due, store errors, and the process's own CPU, memory, event-loop delay and handles. No label names a tenant, install, session or user.
 
 With \`METRICS_TOKEN\` set, send it as a bearer credential (401 otherwise). Without it, only a scraper on the service's own host may read this: a loopback peer with no \`Forwarded\` or \`X-Forwarded-For\` header (403 \`metrics_forbidden\` otherwise).`;
 

@@ -70,6 +70,7 @@ export class ServiceMetrics {
   readonly #turns: Readonly<Record<TurnEndReason, Counter.Internal>>;
   readonly #turnSeconds: Readonly<Record<TurnEndReason, Histogram.Internal<string>>>;
   readonly #storeErrors: Readonly<Record<StoreErrorCode, Counter.Internal>>;
+  readonly #admitted: Readonly<Record<'marked' | 'held', Counter.Internal>>;
 
   constructor(options: ServiceMetricsOptions) {
     const registers = [this.registry];
@@ -124,6 +125,13 @@ export class ServiceMetrics {
       turnSeconds.zero({ outcome });
       return turnSeconds.labels(outcome);
     });
+    const admitted = new Counter({
+      name: name('driving_appends_total'),
+      help: "Appends of records that drive turns (a message, a cancel, a tool call's completion), by how their session was kept due for them: `marked` (a due mark written first) or `held` (admitted on the due entry of the session's driver in this process, no mark needed).",
+      labelNames: ['due'],
+      registers,
+    });
+    this.#admitted = bind(['marked', 'held'] as const, (due) => zeroed(admitted.labels(due)));
     const storeErrors = new Counter({
       name: name('store_errors_total'),
       help: 'Store failures a request or a tail met (answered 503, or ended the tail), by error code.',
@@ -186,6 +194,11 @@ export class ServiceMetrics {
   turnEnded(reason: TurnEndReason, seconds: number | null): void {
     this.#turns[reason].inc();
     if (seconds !== null) this.#turnSeconds[reason].observe(seconds);
+  }
+
+  /** A driving record was admitted, its session `marked` due or `held` (`TurnRuntime.admit`). */
+  admitted(how: 'marked' | 'held'): void {
+    this.#admitted[how].inc();
   }
 
   /** Counts `error` when it is a store's failure (`Unavailable` with a `store_` code). */

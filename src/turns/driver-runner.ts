@@ -8,6 +8,7 @@
  */
 import { sessionLease } from '../storage/work-store.ts';
 import { SessionDriver } from './driver.ts';
+import type { Admission, DueStanding } from './due-standing.ts';
 import type { LeaseKeeper } from './lease-keeper.ts';
 import type { SessionRow, TurnRuntimeOptions } from './runtime-options.ts';
 import { SessionConfigs } from './session-configs.ts';
@@ -85,6 +86,31 @@ export class DriverRunner {
     if (until > this.#options.clock.now()) return true;
     this.#unusable.delete(session);
     return false;
+  }
+
+  /**
+   * An admission on the due entry of `session` for a driving record about to land through
+   * this process (`due-standing.ts`); null when a mark must be written instead: no driver
+   * runs here, its entry is not known due, a settle is under way, or less than a third of
+   * `LEASE_MS` of its lease is confirmed ahead. A record landing later than that could
+   * find the session taken up and settled by another process, so the admission then says
+   * `lapsed` and the record is marked once it landed.
+   */
+  hold(session: string): Admission | null {
+    const driver = this.#running.get(session);
+    if (driver === undefined) return null;
+    const { clock, leaseMs } = this.#options;
+    const until = this.#leases.heldUntil(sessionLease(session));
+    const margin = leaseMs / 3;
+    if (until === null || until - clock.now() < margin) return null;
+    const release = driver.due.hold();
+    if (release === null) return null;
+    return { release, lapsed: () => clock.now() > until - margin };
+  }
+
+  /** What the driver running `session` here knows of its due entry, if one runs. */
+  standing(session: string): DueStanding | undefined {
+    return this.#running.get(session)?.due;
   }
 
   /**

@@ -21,14 +21,19 @@
  */
 import type { StoredRecord } from '../storage/log-store.ts';
 import type { DriverDeps, DriverSession } from './driver-deps.ts';
-import { plan, type Step } from './plan.ts';
+import { DueStanding } from './due-standing.ts';
+import { planFor } from './driver-plan.ts';
+import type { Step } from './plan.ts';
 import { authorize, expire, perform } from './call-steps.ts';
 import { infer, landOwed, requestCompaction, summarize, type StepContext } from './steps.ts';
 import { SAVE_AT_REST, SAVE_WHILE_ACTIVE, saveState } from './state-snapshot.ts';
-import { checkpointDue, checkpointOnce, type CheckpointTarget } from './usage.ts';
+import { checkpointOnce, firstUncountedAt, type CheckpointTarget } from './usage.ts';
 
 /** The longest single timer of a sleep; a longer one is slept in pieces by the loop. */
 const MAX_NAP_MS = 2 ** 31 - 1;
+
+/** The steps the driver may settle its due entry on. */
+type Resting = Extract<Step, { readonly type: 'rest' | 'wait' }>;
 
 /** Drives one session until it rests; answers the due-entry stamp it settled last. */
 export class SessionDriver {
@@ -45,6 +50,8 @@ export class SessionDriver {
   #following = false;
   /** Ends the current sleep, while one runs. */
   #wake: (() => void) | null = null;
+  /** What the driver knows of its due entry, and the holds on it (`TurnRuntime.admit`). */
+  readonly due = new DueStanding(() => this.#wake?.());
 
   constructor(deps: DriverDeps, session: DriverSession, signal: AbortSignal) {
     this.#deps = deps;
@@ -91,7 +98,7 @@ export class SessionDriver {
       // A first uncounted record known from an earlier run here stays valid: counted usage
       // only moves on, so the true one is that record or a later one, and a checkpoint
       // due too early reads where the store stands and changes nothing.
-      this.#firstUncounted = firstUncounted ?? (await this.#readFirstUncounted());
+      this.#firstUncounted = firstUncounted ?? (await firstUncountedAt(this.#usage));
       return await this.#loop();
     } finally {
       stopCounting();
@@ -121,33 +128,55 @@ export class SessionDriver {
         if (state.head - state.savedAt >= SAVE_WHILE_ACTIVE) await this.#save();
         continue;
       }
-      if (clock.now() < lingerUntil) {
+      if (clock.now() < lingerUntil || this.due.held) {
         // Resting with the lease still held: a record applied (the follow tail) or a
         // nudge (a wake marked here) ends the nap, so the next message of a busy session
         // costs no lease, no due-entry round trip and no new tail. The entry stays due
         // meanwhile: a crash here leaves it for the sweep, which replays to this plan.
-        await this.#sleep(Math.min(step.until ?? Infinity, lingerUntil));
+        // While a record admitted on that entry is on its way (a hold), the driver waits
+        // for it rather than settle (`due-standing.ts`); the hold's release wakes it.
+        const wake = Math.min(step.until ?? Infinity, this.due.held ? Infinity : lingerUntil);
+        await this.#sleep(Number.isFinite(wake) ? wake : null);
         continue;
       }
-      // Settle for good. The stamp is read before the last look at the log: a wake
-      // marked after this read fails the settle, and one marked before it is in the
-      // catch-up, so a message that lands while the driver decides is never missed.
+      const settled = await this.#settle();
+      if (settled === null) continue;
+      if (settled.type === 'rest') {
+        if (settled.until === null && state.phase === 'ended') {
+          await work.dropTurnState(state.session).catch(() => undefined);
+        } else if (state.head - state.savedAt >= SAVE_AT_REST) await this.#save();
+        return settled.stamp;
+      }
+      await this.#sleep(settled.until);
+      lingerUntil = clock.now() + lingerMs;
+    }
+  }
+
+  /**
+   * Settles the due entry for good: to the plan's next time, or away. The stamp is read
+   * before the last look at the log: a wake marked after this read fails the settle, and
+   * one marked before it is in the catch-up, so a message that lands while the driver
+   * decides is never missed. Answers null, changing nothing, when that look finds work
+   * or the settle failed; else the plan it settled for, with the stamp.
+   */
+  async #settle(): Promise<(Resting & { readonly stamp: number }) | null> {
+    const { state } = this.#session;
+    const { work, clock } = this.#deps;
+    this.due.beginSettle();
+    let moved = false;
+    try {
       const stamp = (await work.dueEntry(state.session))?.stamp ?? 0;
       await this.#catchUp();
       const last = this.#plan(clock.now());
-      if (last.type !== 'rest' && last.type !== 'wait') continue;
+      if (last.type !== 'rest' && last.type !== 'wait') return null;
       if (!(await work.settleDue(state.session, stamp, last.until))) {
         this.#stale = true;
-        continue;
+        return null;
       }
-      if (last.type === 'rest') {
-        if (last.until === null && state.phase === 'ended') {
-          await work.dropTurnState(state.session).catch(() => undefined);
-        } else if (state.head - state.savedAt >= SAVE_AT_REST) await this.#save();
-        return stamp;
-      }
-      await this.#sleep(last.until);
-      lingerUntil = clock.now() + lingerMs;
+      moved = true;
+      return { ...last, stamp };
+    } finally {
+      this.due.endSettle(moved);
     }
   }
 
@@ -182,29 +211,8 @@ export class SessionDriver {
   }
 
   #plan(now: number): Step {
-    const { state, provider, option } = this.#session;
-    const context = state.context;
-    // The prompt is measured only where `plan` reads it, before an inference: measuring
-    // costs the length of the conversation, and a turn plans several steps.
-    const measured = state.phase === 'inferring' && context.owed.length === 0;
-    // §6.3: what came before the turn's first message can be summarised, once.
-    const before = Math.min(...context.inputs, context.turn ?? Infinity) - 1;
-    const through =
-      measured && Number.isFinite(before) && state.transcript.hasItemsThrough(before)
-        ? before
-        : null;
-    return plan({
-      phase: state.phase,
-      context,
-      now,
-      promptTokens: measured
-        ? provider.promptTokens(state.basics.instructions, state.transcript.prompt())
-        : 0,
-      compactAt: option.compact_at,
-      compactThrough: through,
-      idleArchiveAt: context.lastAt + this.#deps.idleArchiveMs,
-      checkpointAt: checkpointDue(this.#firstUncounted, state.phase === 'ended', now),
-    });
+    const times = { idleArchiveMs: this.#deps.idleArchiveMs, firstUncounted: this.#firstUncounted };
+    return planFor(this.#session, { ...times, now });
   }
 
   async #do(step: Exclude<Step, { type: 'rest' | 'wait' }>): Promise<void> {
@@ -239,16 +247,6 @@ export class SessionDriver {
         await this.#catchUp();
         return;
     }
-  }
-
-  /** The first uncounted record's `at`, read from the log. */
-  async #readFirstUncounted(): Promise<number | null> {
-    const counted = await this.#deps.work.countedThrough(this.#session.state.session);
-    const [first] = await this.#deps.log.read(this.#session.state.session, {
-      from: counted + 1,
-      limit: 1,
-    });
-    return first?.envelope.at ?? null;
   }
 
   /** Follows the log into the state until the driver stops. */

@@ -8,6 +8,10 @@
  * A lease the store no longer gives this holder (another process took it after it
  * lapsed) aborts its driver's signal, and so does a failed renewal: the store's answer
  * is unknown, and a driver must never work on without its lease.
+ *
+ * Each held lease also knows until when the store has confirmed it (`heldUntil`): the
+ * time its last taking or renewal asked for, counted from before that statement was sent,
+ * so never later than the store's own expiry.
  */
 import type { Clock } from '../clock.ts';
 import type { WorkStore } from '../storage/work-store.ts';
@@ -20,12 +24,18 @@ export interface HeldLease {
   readonly signal: AbortSignal;
 }
 
+interface Held {
+  readonly controller: AbortController;
+  /** Until when the store has confirmed the lease (see above). */
+  until: number;
+}
+
 export class LeaseKeeper {
   readonly #work: WorkStore;
   readonly #holder: string;
   readonly #clock: Clock;
   readonly #leaseMs: number;
-  readonly #held = new Map<string, AbortController>();
+  readonly #held = new Map<string, Held>();
   #timer: NodeJS.Timeout | undefined;
   #closed = false;
 
@@ -41,17 +51,26 @@ export class LeaseKeeper {
     const now = this.#clock.now();
     if (!(await this.#work.acquireLease(name, this.#holder, now, this.#leaseMs))) return null;
     const controller = new AbortController();
-    this.#held.get(name)?.abort();
-    this.#held.set(name, controller);
+    this.#held.get(name)?.controller.abort();
+    this.#held.set(name, { controller, until: now + this.#leaseMs });
     // Taken while the process shuts down: the driver stops at once and releases it.
     if (this.#closed) controller.abort();
     this.#timer ??= setInterval(() => void this.#renew(), Math.max(50, this.#leaseMs / 3));
     return { signal: controller.signal };
   }
 
+  /**
+   * Until when the store has confirmed the lease `name` to this process; null when the
+   * process does not hold it (or has seen it lost).
+   */
+  heldUntil(name: string): number | null {
+    const held = this.#held.get(name);
+    return held === undefined || held.controller.signal.aborted ? null : held.until;
+  }
+
   /** Gives the lease up, whether or not it is still held. */
   async release(name: string, lease: HeldLease): Promise<void> {
-    if (this.#held.get(name)?.signal === lease.signal) this.#held.delete(name);
+    if (this.#held.get(name)?.controller.signal === lease.signal) this.#held.delete(name);
     if (this.#held.size === 0) this.#stop();
     await this.#work.releaseLease(name, this.#holder);
   }
@@ -59,7 +78,7 @@ export class LeaseKeeper {
   /** Aborts every held lease (shutdown); the drivers release them as they stop. */
   abortAll(): void {
     this.#closed = true;
-    for (const controller of this.#held.values()) controller.abort();
+    for (const held of this.#held.values()) held.controller.abort();
     this.#stop();
   }
 
@@ -74,7 +93,12 @@ export class LeaseKeeper {
       } catch {
         kept = new Set();
       }
-      for (const name of chunk) if (!kept.has(name)) this.#held.get(name)?.abort();
+      for (const name of chunk) {
+        const held = this.#held.get(name);
+        if (held === undefined) continue;
+        if (kept.has(name)) held.until = Math.max(held.until, now + this.#leaseMs);
+        else held.controller.abort();
+      }
     }
   }
 

@@ -40,6 +40,11 @@ export interface TurnRuntimeOptions {
   callTool(request: ToolCallRequest): Promise<ToolCallOutcome>;
   /** Hears each `turn.ended` this process landed (metrics); nothing by default. */
   readonly turnEnded?: TurnEnded;
+  /**
+   * Hears each driving record admitted (metrics): whether its session was marked due for
+   * it, or it was held on the entry of the driver here (`TurnRuntime.admit`).
+   */
+  readonly admitted?: (how: 'marked' | 'held') => void;
 }
 
 /** A session's directory record as the runtime reads it (null: no such session). */

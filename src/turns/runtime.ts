@@ -27,6 +27,7 @@ import { tenantSealKey } from '../sessions/sealing.ts';
 import { context, ROOT_CONTEXT } from '@opentelemetry/api';
 import { DriverRunner } from './driver-runner.ts';
 import { DueMarks } from './due-marks.ts';
+import { MARKED, type Admission } from './due-standing.ts';
 import { LeaseKeeper } from './lease-keeper.ts';
 import type { SessionState } from './session-state.ts';
 import { restoreState } from './state-snapshot.ts';
@@ -84,22 +85,43 @@ export class TurnRuntime {
   }
 
   /**
-   * Marks `session` due now, durably: before a driving record lands, so the record is
-   * never left without a driver if the process dies; `landed` follows once it landed.
+   * Before a driving record of `session` lands through this process: makes sure the
+   * record is driven even if the process dies once it landed. The session is marked due,
+   * durably; or, when the driver here holds the session and its entry is known due, the
+   * record is admitted on that entry (`due-standing.ts`), a work-store round trip less on
+   * each append of a busy session. `landed` follows once the record landed; an append
+   * that failed releases the admission.
    */
-  async mark(session: string): Promise<void> {
-    await this.#marks.mark(session, this.#options.clock.now());
+  async admit(session: string): Promise<Admission> {
+    const held = this.#runner.hold(session);
+    this.#options.admitted?.(held === null ? 'marked' : 'held');
+    if (held !== null) return held;
+    await this.mark(session);
+    return MARKED;
   }
 
   /**
-   * A driving record of `session` landed through this process (after `mark`): wakes the
+   * Marks `session` due now, durably. A driver running here whose entry this leaves due
+   * (it did not settle meanwhile) knows so from here on (`DueStanding.marked`).
+   */
+  async mark(session: string): Promise<void> {
+    const standing = this.#runner.standing(session);
+    const settles = standing?.settles;
+    await this.#marks.mark(session, this.#options.clock.now());
+    if (settles !== undefined) standing?.marked(settles);
+  }
+
+  /**
+   * A driving record of `session` landed through this process (after `admit`): wakes the
    * driver here, or starts one. When another process holds the lease, its driver may have
    * read the due entry's stamp before the record landed and be about to settle with it, so
    * the entry is marked again (that settle then fails and the driver looks again; one that
    * reads the stamp later sees the record in the catch-up that follows its read), and the
    * lease is tried once more in case that driver has just left.
    */
-  landed(session: string): void {
+  async landed(session: string, admission: Admission = MARKED): Promise<void> {
+    admission.release();
+    if (admission.lapsed()) await this.mark(session);
     // A session found without a usable option waits for the sweep, which its mark has
     // made it due for, rather than costing a driver start per message.
     if (this.#runner.leftToSweep(session)) return;
@@ -210,7 +232,7 @@ export class TurnRuntime {
 
   /** Row 53: the session's archive landed; its driver counts the last records now. */
   archived(session: string): void {
-    this.landed(session);
+    void this.landed(session);
   }
 
   /** Drivers running in this process now. */

@@ -71,6 +71,13 @@ export interface CheckpointTarget {
   readonly model: string;
 }
 
+/** The `at` of the target session's first record not yet counted; null when all are. */
+export async function firstUncountedAt(target: CheckpointTarget): Promise<number | null> {
+  const counted = await target.work.countedThrough(target.session);
+  const [first] = await target.log.read(target.session, { from: counted + 1, limit: 1 });
+  return first?.envelope.at ?? null;
+}
+
 /**
  * Counts the first uncounted day of `session` if it is over at `now` (or `final`: the
  * session is archived, so every record counts now). Answers the first record's `at` that

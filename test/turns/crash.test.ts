@@ -74,6 +74,18 @@ function expectNoDuplicateSteps(records: readonly TailRecord[]): void {
   expect(ended).toBe(started);
 }
 
+/** `driving_appends_total` of the service at `base`, by its `due` label. */
+async function drivingAppends(base: string): Promise<Record<string, number>> {
+  const text = await (await fetch(`${base}/metrics`)).text();
+  const counts: Record<string, number> = {};
+  for (const match of text.matchAll(
+    /^agent_sessions_driving_appends_total\{due="(\w+)"\} (\d+)$/gm,
+  )) {
+    counts[match[1] ?? ''] = Number(match[2]);
+  }
+  return counts;
+}
+
 describe('turns across kill -9', () => {
   it('finishes a slow turn after the service is killed mid-inference and restarted', async () => {
     const env = { DATA_DIR: await dataDir() };
@@ -97,6 +109,64 @@ describe('turns across kill -9', () => {
       'turn.ended',
     ]);
     expect(records.at(-1)?.body.reason).toBe('completed');
+    expectNoDuplicateSteps(records);
+  });
+
+  it('drives a message held on its lingering driver (no due mark of its own) after kill -9', async () => {
+    // The driver lingers between the turns, its due entry left due: a message admitted on
+    // that entry writes no mark, and must still be driven once the process is gone.
+    const env = { DATA_DIR: await dataDir(), TURN_LINGER_MS: '10000' };
+    const first = await start(env);
+    const client = new TurnClient(first.url, OPERATOR_TOKEN);
+    const { key } = await client.install();
+    const opened = await client.open(key);
+    // The first message starts the driver; the second's mark, written while the driver
+    // lingers, tells it its entry stands due; the third is held on that entry.
+    await client.send(opened, 'one');
+    await client.turnsEnded(opened, 1);
+    await client.send(opened, 'two');
+    await client.turnsEnded(opened, 2);
+    await client.send(opened, '/slow 1500');
+    expect(await drivingAppends(first.url)).toEqual({ marked: 2, held: 1 });
+    await first.kill();
+    running.splice(running.indexOf(first), 1);
+
+    const second = await start(env);
+    const again = new TurnClient(second.url, OPERATOR_TOKEN);
+    const records = await again.turnsEnded(opened, 3, LEASE_MS + 10_000);
+    expect(records.at(-1)?.body.reason).toBe('completed');
+    expect(records.filter((r) => r.envelope.kind.name === 'model.output').at(-1)?.body.text).toBe(
+      '/slow 1500',
+    );
+    expectNoDuplicateSteps(records);
+  });
+
+  it('marks a cancel sent while the driver waits out a backoff, so it ends the turn at once after kill -9', async () => {
+    const env = { DATA_DIR: await dataDir(), TURN_LINGER_MS: '2000' };
+    const first = await start(env);
+    const client = new TurnClient(first.url, OPERATOR_TOKEN);
+    const { key } = await client.install({ retry: { attempts: 3, backoff: '60s' } });
+    const opened = await client.open(key);
+    await client.send(opened, 'one');
+    await client.turnsEnded(opened, 1);
+    // Sent while the driver lingers: its mark tells the driver its entry stands due.
+    await client.send(opened, '/fail 1');
+    await client.until(opened, (records) => kinds(records).includes('inference.failed'));
+    // Past the linger, the driver settles its entry to the retry's time and sleeps: the
+    // entry is no longer due now, so a cancel cannot be held on it and is marked.
+    await new Promise((resolve) => setTimeout(resolve, 3000));
+    const before = await drivingAppends(first.url);
+    expect(before).toEqual({ marked: 2, held: 0 });
+    await client.cancel(opened);
+    expect(await drivingAppends(first.url)).toEqual({ marked: 3, held: 0 });
+    await first.kill();
+    running.splice(running.indexOf(first), 1);
+
+    // Driven at once after the restart, not when the retry would have been due.
+    const second = await start(env);
+    const again = new TurnClient(second.url, OPERATOR_TOKEN);
+    const records = await again.turnsEnded(opened, 2, LEASE_MS + 10_000);
+    expect(records.at(-1)?.body.reason).toBe('cancelled');
     expectNoDuplicateSteps(records);
   });
 

@@ -115,11 +115,11 @@ export function appendRoute(app: FastifyInstance, context: SessionContext): void
         grant?.cause ?? null,
       );
       if (!(await exists(id))) throw new NotFound('session_not_found', 'no such session');
-      // A message, a cancel or a completion gives the turn runtime work: marked due before
+      // A message, a cancel or a completion gives the turn runtime work: admitted before
       // it lands (an acknowledged record is driven even if this process dies now), and the
-      // driver woken once it landed (see `TurnRuntime.landed`).
+      // driver woken once it landed (see `TurnRuntime.admit` and `landed`).
       const drives = drivesTurns(batch.envelopes.map((envelope) => envelope.kind));
-      if (drives) await context.turns.mark(id);
+      const admission = drives ? await context.turns.admit(id) : null;
       let landed;
       try {
         landed = await landRecords(
@@ -129,8 +129,10 @@ export function appendRoute(app: FastifyInstance, context: SessionContext): void
         );
       } catch (error) {
         throw grant === null ? explained(error, header) : error;
+      } finally {
+        admission?.release();
       }
-      if (drives) context.turns.landed(id);
+      if (admission !== null) await context.turns.landed(id, admission);
       // Bound counters and one histogram bucket (`src/metrics/service-metrics.ts`).
       context.metrics.appended(landed.outcome, landed.envelopes.length, reply.elapsedTime / 1000);
       // The answer as `envelopesJson` writes it: the schema's text without re-checking, by
