@@ -92,20 +92,25 @@ export class DriverRunner {
    * An admission on the due entry of `session` for a driving record about to land through
    * this process (`due-standing.ts`); null when a mark must be written instead: no driver
    * runs here, its entry is not known due, a settle is under way, or less than a third of
-   * `LEASE_MS` of its lease is confirmed ahead. A record landing later than that could
+   * `LEASE_MS` of its lease is confirmed ahead. A record landing after that, or after the
+   * lease was lost or given up (a driver stopped while the record was on its way), could
    * find the session taken up and settled by another process, so the admission then says
    * `lapsed` and the record is marked once it landed.
    */
   hold(session: string): Admission | null {
     const driver = this.#running.get(session);
     if (driver === undefined) return null;
+    const name = sessionLease(session);
     const { clock, leaseMs } = this.#options;
-    const until = this.#leases.heldUntil(sessionLease(session));
     const margin = leaseMs / 3;
-    if (until === null || until - clock.now() < margin) return null;
+    // Lost, given up (a driver stopped while the record was on its way) or near its end.
+    const lapsed = (): boolean => {
+      const until = this.#leases.heldUntil(name);
+      return until === null || until - clock.now() < margin;
+    };
+    if (lapsed()) return null;
     const release = driver.due.hold();
-    if (release === null) return null;
-    return { release, lapsed: () => clock.now() > until - margin };
+    return release === null ? null : { release, lapsed };
   }
 
   /** What the driver running `session` here knows of its due entry, if one runs. */
