@@ -1,6 +1,6 @@
 /**
  * One tail's place in the fan-out of a stream, on every backend (the SQL stores'
- * `sql/stream-fanout.ts`, Redis's `redis/stream-reader.ts`): a bounded buffer the
+ * `sql/stream-fanout.ts`, Redis's `redis/wake-reader.ts`): a bounded buffer the
  * process's one reader of the stream fills and the tail drains.
  *
  * The bound keeps a slow tail from growing memory: it counts records (`capacity`) and the

@@ -1,13 +1,12 @@
 /**
  * The connections of a Redis log store, made from what `REDIS_URL` names (`target.ts`):
- * the command client every append, read and head goes through, and the connections its
- * fan-out holds beside it (`stream-reader.ts` on a standalone server, `cluster-reader.ts`
- * on a cluster).
+ * the command client every append, read and head goes through, and the subscriber
+ * connections its fan-out holds beside it, one per master (`wake-reader.ts`).
  */
 import { Cluster, Redis, type RedisOptions } from 'ioredis';
 import { coalesceWrites } from './coalesced-writes.ts';
-import { BLOCK_MS } from './stream-reader.ts';
 import type { RedisTarget } from './target.ts';
+import type { ReaderTopology } from './feed.ts';
 
 type ClusterTarget = Extract<RedisTarget, { kind: 'cluster' }>;
 
@@ -42,8 +41,6 @@ const MAX_REDIRECTIONS = 64;
 export const COMMAND_TIMEOUT_MS = 5_000;
 const CONNECT_TIMEOUT_MS = 5_000;
 const RECONNECT_MAX_MS = 1_000;
-/** How long past its BLOCK time the reader waits for an answer before it gives up. */
-const BLOCKING_GRACE_MS = 2_000;
 
 const FAIL_FAST: RedisOptions = {
   enableOfflineQueue: false,
@@ -83,37 +80,52 @@ export function commandClient(target: RedisTarget, name: string): LogConnection 
   return { kind: 'cluster', client, target };
 }
 
-/**
- * The standalone reader's blocking connection. It does not reconnect by itself: the
- * reader makes a new one (see `StreamReader`'s `#connection`). Its first commands wait
- * for it to connect; a command still unanswered a grace after the longest BLOCK fails,
- * and the reader replaces a connection whose command failed (a silent link).
- */
-export function blockingConnection(command: Redis, name: string): Redis {
-  return command.duplicate({
-    connectionName: `${name}:reader`,
-    lazyConnect: false,
-    retryStrategy: () => null,
-    enableOfflineQueue: true,
-    commandTimeout: BLOCK_MS + BLOCKING_GRACE_MS,
-  });
-}
+/** The one node of a standalone server, as the reader names it. */
+const STANDALONE = 'standalone';
 
 /**
- * Opens the cluster reader's subscriber connection to one master. It neither reconnects
- * nor resubscribes by itself: the reader follows its streams anew when it ends, and
- * reads after each subscription, which ioredis's silent resubscription would skip.
+ * Where the fan-out (`wake-reader.ts`) follows streams on `connection`'s server. Its
+ * subscriber connections neither reconnect nor resubscribe by themselves: the reader
+ * follows its streams anew when one ends, and reads after each subscription, which
+ * ioredis's silent resubscription would skip. Reads go through the command client.
  */
-export function subscriberConnection(target: ClusterTarget, name: string) {
-  return (host: string, port: number): Redis =>
-    new Redis({
-      ...nodeOptions(target),
-      host,
-      port,
-      connectionName: `${name}:reader`,
-      retryStrategy: () => null,
-      autoResubscribe: false,
-    });
+export function readerTopology(connection: LogConnection, name: string): ReaderTopology {
+  const connectionName = `${name}:reader`;
+  const subscriber: RedisOptions = {
+    connectionName,
+    lazyConnect: false,
+    retryStrategy: () => null,
+    autoResubscribe: false,
+    // The first subscription waits for the connection rather than fail.
+    enableOfflineQueue: true,
+  };
+  if (connection.kind === 'standalone') {
+    const client = connection.client;
+    return {
+      nodeOf: () => STANDALONE,
+      refresh: () => Promise.resolve(),
+      connect: () => client.duplicate(subscriber),
+      xrange: (log, start, count) => client.xrange(log, start, '+', 'COUNT', count),
+    };
+  }
+  const { client, target } = connection;
+  return {
+    nodeOf: (slot) => client.slots[slot]?.[0],
+    refresh: () =>
+      new Promise((resolve, reject) => {
+        client.refreshSlotsCache((error) => {
+          if (error === null || error === undefined) resolve();
+          else reject(error);
+        });
+      }),
+    connect: (node) => {
+      const colon = node.lastIndexOf(':');
+      const host = node.slice(0, colon);
+      const port = Number(node.slice(colon + 1));
+      return new Redis({ ...nodeOptions(target), ...subscriber, host, port });
+    },
+    xrange: (log, start, count) => client.xrange(log, start, '+', 'COUNT', count),
+  };
 }
 
 /** What every connection to a node of the cluster needs: credentials and TLS. */

@@ -1,6 +1,5 @@
 /**
- * What both Redis readers (`stream-reader.ts`, `cluster-reader.ts`) do with records of a
- * followed stream, wherever they come from: a read of the stream, or an append this store
+ * What the Redis reader (`wake-reader.ts`) does with records of a followed stream, wherever they come from: a read of the stream, or an append this store
  * instance has just landed (`LogFeed.published`). A stream's position is the last cursor
  * handed to its subscriptions; records at or below it were handed on already (an append
  * fanned out before the read that also returns it came back), so they are skipped, and

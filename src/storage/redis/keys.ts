@@ -9,9 +9,9 @@
  *   `archived` (`1` once the final record landed);
  * - `<prefix>{<stream>}:keys` a hash: idempotency key to `<first>:<last>:<fingerprint>`.
  *
- * On a cluster the scripts also publish the new head on the shard channel
- * `<prefix>{<stream>}:wake`, which shares the slot and so the master of the keys: the
- * cluster reader (`cluster-reader.ts`) subscribes to it there. It is not a key.
+ * The scripts also publish the new head on the shard channel `<prefix>{<stream>}:wake`,
+ * which shares the slot and so, on a cluster, the master of the keys: the reader
+ * (`wake-reader.ts`) subscribes to it there. It is not a key.
  * `keySlot` computes the slot of a key or channel as the cluster does.
  * The tag is the whole stream name whatever it holds: a `}` inside it ends the tag early,
  * but at the same byte in every key and the channel, so they still share one slot.

@@ -62,13 +62,12 @@ export function defineLogScripts(redis: LogClient): void {
 
 /**
  * Runs `append-3.lua`. `at` stamps a fixed time (a frozen clock in tests); undefined
- * takes Redis TIME inside the script (decisions row 13). `wake` says whether to publish
- * the new head on the session's wake channel: on a cluster, whose readers wait on it.
+ * takes Redis TIME inside the script (decisions row 13). The script publishes the new
+ * head on the session's wake channel, for the readers of every process (`wake-reader.ts`).
  */
 export async function runAppend(
   redis: LogClient,
   keys: SessionKeys,
-  wake: boolean,
   batch: {
     readonly key: string | null;
     readonly fingerprint: string;
@@ -84,21 +83,20 @@ export async function runAppend(
     batch.key === null ? '-' : `+${batch.key}`,
     batch.fingerprint,
     at === undefined ? '' : String(at),
-    wake ? keys.wake : '',
+    keys.wake,
   ];
   for (const record of batch.records) pushRecordArgs(args, record);
   return readOutcome(await redis.logAppend(...args));
 }
 
-/** Runs `archive-2.lua`; `wake` and `at` as for `runAppend`. */
+/** Runs `archive-2.lua`; `at` and the wake as for `runAppend`. */
 export async function runArchive(
   redis: LogClient,
   keys: SessionKeys,
-  wake: boolean,
   record: PendingRecord,
   at: number | undefined,
 ): Promise<ScriptOutcome> {
-  const args = [keys.meta, keys.log, at === undefined ? '' : String(at), wake ? keys.wake : ''];
+  const args = [keys.meta, keys.log, at === undefined ? '' : String(at), keys.wake];
   pushRecordArgs(args, record);
   return readOutcome(await redis.logArchive(...args));
 }

@@ -1,10 +1,11 @@
 /**
  * The log store on Redis Streams (interface 2.2 to 2.4, 3.1): one Redis
- * stream per session, every append and archive one Lua script (`scripts/*.lua`), tails
- * served by one shared reader per instance: a blocking XREAD on a standalone server
- * (`stream-reader.ts`), or one subscriber connection per master of a Redis Cluster
- * (`cluster-reader.ts`). Key layout, hash tags and the cursor-to-id
- * mapping are in `keys.ts`; `REDIS_URL`'s forms in `target.ts`.
+ * stream per session, every append and archive one Lua script (`scripts/*.lua`) that
+ * also publishes the new head on the session's wake channel, tails served by one shared
+ * reader per instance that subscribes to those channels, one connection per master
+ * (`wake-reader.ts`; a standalone server is one master). Key layout, hash tags and the
+ * cursor-to-id mapping are in `keys.ts`; `REDIS_URL`'s forms in `target.ts`. The wakes
+ * are sharded Pub/Sub (SPUBLISH), so the server must be Redis 7 or later (or Valkey).
  *
  * Durability. Redis acknowledges a script once it ran in memory. For an acknowledged
  * record to survive a Redis restart the deployment must run with the append-only file:
@@ -29,17 +30,12 @@ import type {
 } from '../log-store.ts';
 import { refusalError } from '../outcomes.ts';
 import { landed, parseEntries, type LogEntry } from './entries.ts';
-import {
-  blockingConnection,
-  commandClient,
-  subscriberConnection,
-  type LogConnection,
-} from './client.ts';
-import { ClusterReader } from './cluster-reader.ts';
+import { commandClient, readerTopology, type LogConnection } from './client.ts';
 import { redisFailure } from './failures.ts';
 import { checkPrefix, sessionKeys, type SessionKeys } from './keys.ts';
 import { defineLogScripts, runAppend, runArchive, type LogClient } from './scripts.ts';
-import { StreamReader, type LogFeed } from './stream-reader.ts';
+import type { LogFeed } from './feed.ts';
+import { WakeReader } from './wake-reader.ts';
 import { parseRedisTarget } from './target.ts';
 import type { Subscription } from '../subscription.ts';
 import { tailLog, type TailSource } from './tail.ts';
@@ -95,8 +91,6 @@ class RedisStreamsLogStore implements RedisLogStore, TailSource {
   readonly #redis: LogClient;
   readonly #prefix: string;
   readonly #clock: Clock | undefined;
-  /** On a cluster the scripts publish each new head for the readers (`cluster-reader.ts`). */
-  readonly #wake: boolean;
   readonly #reader: LogFeed;
   #closed = false;
   readonly #closing = new AbortController();
@@ -111,24 +105,12 @@ class RedisStreamsLogStore implements RedisLogStore, TailSource {
     const capacity = options.tailBuffer ?? 1024;
     const onError = options.onError ?? ignore;
     const keys = (stream: string) => this.#keys(stream);
-    this.#wake = connection.kind === 'cluster';
-    this.#reader =
-      connection.kind === 'cluster'
-        ? new ClusterReader({
-            cluster: connection.client,
-            connect: subscriberConnection(connection.target, options.name),
-            keys,
-            capacity,
-            onError,
-          })
-        : new StreamReader({
-            command: connection.client,
-            // A blocked connection answers nothing else, so it is never the command one.
-            connect: () => blockingConnection(connection.client, options.name),
-            logKey: (stream) => keys(stream).log,
-            capacity,
-            onError,
-          });
+    this.#reader = new WakeReader({
+      topology: readerTopology(connection, options.name),
+      keys,
+      capacity,
+      onError,
+    });
   }
 
   get client(): LogClient {
@@ -142,13 +124,7 @@ class RedisStreamsLogStore implements RedisLogStore, TailSource {
   async append(batch: AppendBatch): Promise<AppendResult> {
     let outcome;
     try {
-      outcome = await runAppend(
-        this.#redis,
-        this.#keys(batch.stream),
-        this.#wake,
-        batch,
-        this.#clock?.now(),
-      );
+      outcome = await runAppend(this.#redis, this.#keys(batch.stream), batch, this.#clock?.now());
     } catch (error) {
       throw redisFailure(error);
     }
@@ -173,13 +149,7 @@ class RedisStreamsLogStore implements RedisLogStore, TailSource {
 
   async archive(stream: string, record: PendingRecord): Promise<StoredRecord> {
     const keys = this.#keys(stream);
-    const outcome = await runArchive(
-      this.#redis,
-      keys,
-      this.#wake,
-      record,
-      this.#clock?.now(),
-    ).catch(rethrow);
+    const outcome = await runArchive(this.#redis, keys, record, this.#clock?.now()).catch(rethrow);
     switch (outcome.code) {
       case 'landed': {
         const final = landed(stream, record, outcome.cursor, outcome.at);

@@ -1,8 +1,8 @@
 /**
  * The Redis store's side of a tail (`../follow.ts` runs the loop): catch-up pages read
  * with XRANGE, the head and archived flag read from the stream's meta hash when the tail
- * joins, and the instance's shared reader (`stream-reader.ts`, or one subscriber per
- * master on a cluster) as the fan-out.
+ * joins, and the instance's shared reader (`wake-reader.ts`: one subscriber connection
+ * per master) as the fan-out.
  */
 import type { StoredRecord, StreamHead, TailOptions } from '../log-store.ts';
 import { followLog, type TailPage } from '../follow.ts';

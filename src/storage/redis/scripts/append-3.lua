@@ -12,7 +12,7 @@
     ARGV[1] the batch's idempotency key as "+<key>", or "-" for a one-off batch
     ARGV[2] the fingerprint of what was offered under the key
     ARGV[3] `at` in ms to stamp, or "" to take it from Redis TIME
-    ARGV[4] the wake channel to SPUBLISH the new head on (a cluster), or "" (standalone)
+    ARGV[4] the wake channel to SPUBLISH the new head on
     ARGV[5...] 5 slots per record, in batch order: kind ("<name>@<version>"), producer,
             to ("+<to>" or "-"), idem ("+<idem>" or "-"), body
 
@@ -97,9 +97,9 @@ if key ~= '-' then
   redis.call('HSET', keys, key, string.format('%.0f:%.0f:', first, first + count - 1) .. ARGV[2])
 end
 
--- A cluster has no one connection that can block on every tailed stream, so its readers
--- subscribe to this channel on the slot's master and read when it names a new head.
-if ARGV[4] ~= '' and count > 0 then
+-- Readers subscribe to this channel on the slot's master (a standalone server is the one
+-- master) and read when it names a head past where they stand (`wake-reader.ts`).
+if count > 0 then
   redis.call('SPUBLISH', ARGV[4], string.format('%.0f', first + count - 1))
 end
 

@@ -8,7 +8,7 @@
     KEYS[2] log stream: the record at cursor c is the entry "c-0"
 
     ARGV[1] `at` in ms to stamp, or "" to take it from Redis TIME
-    ARGV[2] the wake channel to SPUBLISH the new head on (a cluster), or "" (standalone)
+    ARGV[2] the wake channel to SPUBLISH the new head on
     ARGV[3...7] the final record: kind ("<name>@<version>"), producer,
             to ("+<to>" or "-"), idem ("+<idem>" or "-"), body; its entry has the fields
             of append-3.lua's, and f ("1")
@@ -56,7 +56,7 @@ fields[#fields + 1] = 'f'
 fields[#fields + 1] = '1'
 redis.call('XADD', log, string.format('%.0f-0', cursor), unpack(fields))
 
--- See append-3.lua: a cluster's readers wait on this channel.
-if ARGV[2] ~= '' then redis.call('SPUBLISH', ARGV[2], string.format('%.0f', cursor)) end
+-- See append-3.lua: the readers of every process wait on this channel.
+redis.call('SPUBLISH', ARGV[2], string.format('%.0f', cursor))
 
 return { 1, cursor, at }

@@ -1,14 +1,15 @@
 /**
- * The fan-out of a store instance on a Redis Cluster: the cluster
- * counterpart of `stream-reader.ts`, feeding every tail of the instance from one read
- * per stream however many tails follow it.
+ * The fan-out of a store instance: every tail of the instance fed from one read per
+ * stream however many tails follow it, on a standalone server or a Redis Cluster alike.
  *
- * One blocking XREAD cannot serve a cluster: it may name streams of one slot only, so
- * blocking would take a connection per tailed slot. Instead the scripts publish each new
- * head on the session's shard channel (`keys.ts`), and the reader holds one subscriber
- * connection per master, subscribed there to the channels of the streams whose slot that
- * master owns. A wake naming a head past where the reader stands reads the stream with
- * XRANGE through the cluster client, which follows MOVED and ASK itself.
+ * The append and archive scripts publish each new head on the session's shard channel
+ * (`keys.ts`), and the reader holds one subscriber connection per master (a standalone
+ * server is the one master of all slots), subscribed there to the channels of the
+ * streams it follows. A wake naming a head past where the reader stands reads the stream
+ * with XRANGE (on a cluster through the cluster client, which follows MOVED and ASK).
+ * The wakes of this instance's own appends name heads the fan-out has handed on already
+ * (`LogFeed.published`), so they cost a comparison and no read: a process reads back
+ * only what other processes landed (docs/architecture.md says what this replaced).
  *
  * Nothing is lost between subscribing and the first wake: every (re)subscription is
  * followed by a read from where the reader stands. A stream is read by one read at a
@@ -19,13 +20,13 @@
  * the slot map, subscribes at the new owner and reads. While a slot migrates, the
  * scripts run on the importing master, whose wakes no one hears until the slot hands
  * over; the backstop, a read of every stream every few seconds, bounds that wait and
- * any other lost wake.
+ * any other lost wake (a link gone silent, a process of an older version).
  */
-import type { Cluster, Redis } from 'ioredis';
+import type { Redis } from 'ioredis';
 import { parseEntries, type LogEntry, type RawEntry } from './entries.ts';
+import type { LogFeed, ReaderTopology } from './feed.ts';
 import { fanOut, fanOutLanded, type FannedStream } from './fan-out.ts';
 import { entryId, keySlot, type SessionKeys } from './keys.ts';
-import type { LogFeed } from './stream-reader.ts';
 import { Subscription } from '../subscription.ts';
 
 /** Entries per read: bounds one reply, the read goes on at once. */
@@ -54,11 +55,8 @@ interface Link {
   readonly reroute: () => void;
 }
 
-export interface ClusterReaderOptions {
-  /** The instance's cluster client: reads and the slot map. */
-  readonly cluster: Cluster;
-  /** Opens a subscriber connection to one master that never reconnects by itself. */
-  readonly connect: (host: string, port: number) => Redis;
+export interface WakeReaderOptions {
+  readonly topology: ReaderTopology;
   readonly keys: (stream: string) => SessionKeys;
   /** Entries a subscription may buffer before it falls back to XRANGE. */
   readonly capacity: number;
@@ -67,20 +65,22 @@ export interface ClusterReaderOptions {
 }
 
 /** Multiplexes every tail of a store instance onto one subscriber connection per master. */
-export class ClusterReader implements LogFeed {
-  readonly #options: ClusterReaderOptions;
+export class WakeReader implements LogFeed {
+  readonly #options: WakeReaderOptions;
   readonly #watches = new Map<string, Watch>();
   readonly #byChannel = new Map<string, Watch>();
   readonly #links = new Map<string, Link>();
   readonly #tasks = new Set<Promise<void>>();
   #backstop: NodeJS.Timeout | undefined;
+  /** Streams woken in this round of I/O, and the highest head each wake named. */
+  #wakes = new Map<Watch, number>();
   #closed = false;
 
-  constructor(options: ClusterReaderOptions) {
+  constructor(options: WakeReaderOptions) {
     this.#options = options;
   }
 
-  /** As `StreamReader.subscribe`: every entry above the subscription's `start` reaches it. */
+  /** Every entry above the subscription's `start` (`seen`) reaches it, in order, once. */
   subscribe(stream: string, seen: number): Subscription {
     if (this.#closed) throw new Error('the log store is closed');
     let watch = this.#watches.get(stream);
@@ -145,7 +145,7 @@ export class ClusterReader implements LogFeed {
         await this.#refreshSlots();
         if (!this.#live(watch)) return;
       }
-      const node = this.#options.cluster.slots[watch.slot]?.[0];
+      const node = this.#options.topology.nodeOf(watch.slot);
       if (node === undefined) continue;
       const link = this.#link(node);
       if (watch.link !== link) {
@@ -172,7 +172,7 @@ export class ClusterReader implements LogFeed {
       let items: RawEntry[];
       try {
         const start = entryId(watch.pos + 1);
-        items = await this.#options.cluster.xrange(watch.log, start, '+', 'COUNT', READ_COUNT);
+        items = await this.#options.topology.xrange(watch.log, start, READ_COUNT);
       } catch (error) {
         if (this.#closed) return;
         this.#options.onError(error);
@@ -189,8 +189,7 @@ export class ClusterReader implements LogFeed {
   #link(node: string): Link {
     const current = this.#links.get(node);
     if (current !== undefined && current.redis.status !== 'end') return current;
-    const colon = node.lastIndexOf(':');
-    const redis = this.#options.connect(node.slice(0, colon), Number(node.slice(colon + 1)));
+    const redis = this.#options.topology.connect(node);
     const link: Link = {
       node,
       redis,
@@ -204,7 +203,7 @@ export class ClusterReader implements LogFeed {
     redis.on('error', this.#options.onError);
     redis.on('smessage', (channel: string, head: string) => {
       const watch = this.#byChannel.get(channel);
-      if (watch !== undefined && Number(head) > watch.pos) watch.read();
+      if (watch !== undefined) this.#woken(watch, Number(head));
     });
     // A slot left this master (it dropped the slot's channels), or SSUBSCRIBE met MOVED.
     redis.on('moved', link.reroute);
@@ -221,6 +220,23 @@ export class ClusterReader implements LogFeed {
     });
     return link;
   }
+
+  /**
+   * A wake named `head` for `watch`. Looked at once this round of I/O is over: the wake
+   * of an append of this instance comes on another connection than the append's answer,
+   * and often first; by the time it is looked at, the answer has usually handed the
+   * records on (`published`), and the wake costs no read.
+   */
+  #woken(watch: Watch, head: number): void {
+    if (this.#wakes.size === 0) setImmediate(this.#readWoken);
+    if (head > (this.#wakes.get(watch) ?? 0)) this.#wakes.set(watch, head);
+  }
+
+  readonly #readWoken = (): void => {
+    const woken = this.#wakes;
+    this.#wakes = new Map();
+    for (const [watch, head] of woken) if (head > watch.pos && this.#live(watch)) watch.read();
+  };
 
   /** Takes `watch` off `link`; the channel stays subscribed only while a stream needs it. */
   #leave(link: Link, watch: Watch): void {
@@ -240,13 +256,12 @@ export class ClusterReader implements LogFeed {
     return !this.#closed && this.#watches.get(watch.stream) === watch;
   }
 
-  #refreshSlots(): Promise<void> {
-    return new Promise((resolve) => {
-      this.#options.cluster.refreshSlotsCache((error) => {
-        if (error !== null && error !== undefined && !this.#closed) this.#options.onError(error);
-        resolve();
-      });
-    });
+  async #refreshSlots(): Promise<void> {
+    try {
+      await this.#options.topology.refresh();
+    } catch (error) {
+      if (!this.#closed) this.#options.onError(error);
+    }
   }
 
   /**
