@@ -52,10 +52,12 @@ export class RecordReader {
     } catch {
       // A body that is not JSON cannot move the turn.
     }
-    const other = { event: { ...landed, type: 'record.other' } as TurnEvent, body };
-    if (envelope.kind.version !== RECORD_KIND_VERSION) return other;
-    const event = this.#event(envelope.kind.name, landed, body, envelope.idem);
-    return event === null ? other : { event, body };
+    const event =
+      envelope.kind.version === RECORD_KIND_VERSION
+        ? this.#event(envelope.kind.name, landed, body, envelope.idem)
+        : null;
+    // Built only when needed: nearly every record a session lands reads as its own kind.
+    return { event: event ?? { ...landed, type: 'record.other' }, body };
   }
 
   #event(

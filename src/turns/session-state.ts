@@ -127,11 +127,14 @@ export class SessionState {
     if (event.type === 'turn.started') this.turnStartedAt = record.envelope.at;
     this.#transcript.apply(event, body);
     this.#actor.take(cursor, event);
-    this.#waiters = this.#waiters.filter((waiter) => {
-      if (waiter.cursor > cursor) return true;
-      waiter.resolve();
-      return false;
-    });
+    // Most records have no one waiting for them: no new list per record then.
+    if (this.#waiters.length > 0) {
+      this.#waiters = this.#waiters.filter((waiter) => {
+        if (waiter.cursor > cursor) return true;
+        waiter.resolve();
+        return false;
+      });
+    }
     for (const listener of this.#listeners) listener(record);
     return true;
   }
