@@ -1,7 +1,8 @@
 /**
  * Builds the real app for a test: real stores (SQLite in a temp folder by default, or the
  * PostgreSQL/Redis servers), real keys, a captured log. Tests call `app.inject()` or
- * `listen()` on port 0.
+ * `listen()` on port 0. On PostgreSQL each app has a schema of its own
+ * (`database-schema.ts`), shared only with its second instances.
  */
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -20,6 +21,7 @@ import type { TrustProxy } from '../../src/net/proxies.ts';
 import { buildServices, type Services } from '../../src/services.ts';
 import { openStores, type Stores } from '../../src/storage/open.ts';
 import { LOOPBACK_PEERS } from './egress.ts';
+import { ownSchema } from './database-schema.ts';
 import { captureLog, type LogCapture } from './log-capture.ts';
 
 export interface TestAppOptions {
@@ -84,6 +86,8 @@ export interface TestApp {
   readonly keys: KeyMaterial;
   readonly logs: LogCapture;
   readonly dataDir: string;
+  /** The URL of the app's own schema on PostgreSQL (`database-schema.ts`), if it runs there. */
+  readonly databaseUrl: string | undefined;
   readonly bodyLimit: number;
   /** What the app was started with. */
   readonly options: TestAppOptions;
@@ -110,12 +114,16 @@ export async function startTestApp(options: TestAppOptions = {}): Promise<TestAp
     secretsKey: undefined,
     operatorToken: undefined,
   });
+  const schema = options.databaseUrl === undefined ? null : await ownSchema(options.databaseUrl);
   const stores = await openStores({
     dataDir,
-    databaseUrl: options.databaseUrl,
+    databaseUrl: schema?.url,
     redisUrl: options.redisUrl,
     secretsKey: keys.secretsKey,
     clock,
+  }).catch(async (error: unknown) => {
+    await schema?.drop();
+    throw error;
   });
   const logs = captureLog();
   const shutdown = new AbortController();
@@ -160,6 +168,7 @@ export async function startTestApp(options: TestAppOptions = {}): Promise<TestAp
     keys,
     logs,
     dataDir,
+    databaseUrl: schema?.url,
     bodyLimit,
     options,
     close: async () => {
@@ -173,6 +182,7 @@ export async function startTestApp(options: TestAppOptions = {}): Promise<TestAp
       await app.close();
       clearTimeout(force);
       await stores.close();
+      await schema?.drop();
       await rm(dataDir, { recursive: true, force: true });
     },
   };
@@ -194,8 +204,8 @@ export interface SecondInstance {
 export async function startSecondInstance(first: TestApp): Promise<SecondInstance> {
   const dataDir = await mkdtemp(path.join(tmpdir(), 'svc-b-'));
   const stores = await openStores({
-    dataDir: first.options.databaseUrl === undefined ? first.dataDir : dataDir,
-    databaseUrl: first.options.databaseUrl,
+    dataDir: first.databaseUrl === undefined ? first.dataDir : dataDir,
+    databaseUrl: first.databaseUrl,
     redisUrl: first.options.redisUrl,
     secretsKey: first.keys.secretsKey,
     clock: first.deps.clock,
