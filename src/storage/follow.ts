@@ -16,7 +16,6 @@
  * bytes (`page-sizer.ts`), so a tail of a long session holds at most one page in memory
  * while it catches up.
  */
-import { anySignal } from './any-signal.ts';
 import { PageSizer } from './page-sizer.ts';
 import type { StoredRecord, TailOptions } from './log-store.ts';
 import { handOver, type Subscription } from './subscription.ts';
@@ -59,13 +58,15 @@ export async function* followLog<P extends TailPage>(
   const stop = options.to ?? Number.POSITIVE_INFINITY;
   // Cursors start at 1: `from: 0` reads from the start (2.3).
   let next = Math.max(1, options.from);
-  // A plain signal (`any-signal.ts`): every open tail holds one. Released when the tail ends.
-  const { signal, release } =
-    options.signal === undefined
-      ? { signal: backend.closed, release: () => undefined }
-      : anySignal([options.signal, backend.closed]);
-  // A function, not a value: the signal flips while this generator is suspended.
-  const over = (): boolean => next >= stop || signal.aborted;
+  // The reader's signal and the store's close are read where they matter, not joined in
+  // a signal of their own: every open tail would hold one. A tail waiting on the fan-out
+  // wakes on the reader's signal, and on the store's close through its subscription,
+  // which the close ends.
+  const { signal } = options;
+  const { closed } = backend;
+  const stopped = (): boolean => signal?.aborted === true || closed.aborted;
+  // A function, not a value: the signals flip while this generator is suspended.
+  const over = (): boolean => next >= stop || stopped();
 
   // Pages bounded in bytes as well as in records (`page-sizer.ts`).
   const pages = new PageSizer(backend.pageSize);
@@ -102,33 +103,6 @@ export async function* followLog<P extends TailPage>(
     },
   });
 
-  /** Yields what the fan-out delivers; true at the end, false once dropped. */
-  async function* fed(subscription: Subscription): AsyncGenerator<StoredRecord, boolean> {
-    for (;;) {
-      if (over()) return true;
-      const entries = subscription.take();
-      if (entries.length === 0) {
-        if (subscription.dropped) return false;
-        if (subscription.ended) return true;
-        await subscription.wait(signal, listener);
-        continue;
-      }
-      for (const { record, final } of entries) {
-        const { cursor } = record.envelope;
-        if (cursor < next) {
-          // Already yielded while catching up; the archiving record still ends the tail.
-          if (final) return true;
-          continue;
-        }
-        if (cursor > next && (yield* readUpTo(cursor)) === 'over') return true;
-        if (over()) return true;
-        yield record;
-        next = cursor + 1;
-        if (final || over()) return true;
-      }
-    }
-  }
-
   let subscription: Subscription | undefined;
   try {
     for (;;) {
@@ -142,15 +116,39 @@ export async function* followLog<P extends TailPage>(
       if (subscription.start >= next && (yield* readUpTo(subscription.start + 1)) === 'over') {
         return;
       }
-      if (yield* fed(subscription)) return;
+      // What the fan-out delivers, in this loop rather than a generator of its own: an
+      // open tail waits here, and each generator layer is held by every waiting tail.
+      for (;;) {
+        if (over()) return;
+        const entries = subscription.take();
+        if (entries.length === 0) {
+          if (subscription.dropped) break;
+          if (subscription.ended) return;
+          await subscription.wait(signal, listener);
+          continue;
+        }
+        for (const { record, final } of entries) {
+          const { cursor } = record.envelope;
+          if (cursor < next) {
+            // Already yielded while catching up; the archiving record still ends the tail.
+            if (final) return;
+            continue;
+          }
+          if (cursor > next && (yield* readUpTo(cursor)) === 'over') return;
+          if (over()) return;
+          yield record;
+          next = cursor + 1;
+          if (final || over()) return;
+        }
+      }
+      // Dropped: catch up by reading, then join again.
       backend.unsubscribe(subscription);
       subscription = undefined;
     }
   } catch (error) {
     // A read cut short by closing or aborting ends the tail instead of failing it.
-    if (!signal.aborted) throw error;
+    if (!stopped()) throw error;
   } finally {
     if (subscription !== undefined) backend.unsubscribe(subscription);
-    release();
   }
 }
