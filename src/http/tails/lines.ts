@@ -10,20 +10,15 @@
  * tenant; see `standing-watch.ts`), when the service stops (`service_stopping`), when the
  * reader lags so far behind that its transport gives up on it (`reader_lagging`) or when
  * the log cannot be read (`read_failed`); those lines carry the cursor to resume from, or
- * null. When the reader goes away (`signal`) it ends without a line.
+ * null. When the reader goes away (`gone`) it ends without a line.
  *
  * Pull-based: a line is produced only when the transport asks for the next one, so a
  * slow reader holds at most one line here; the store's tail keeps its own bounded buffer
  * and catches up from the log when it overflows, never holding appends or other tails.
  */
-import type { Clock } from '../../clock.ts';
 import type { TailLine } from '../../schemas/records.ts';
 import { present, type Face } from '../../sessions/faces.ts';
-import { anySignal } from '../../storage/any-signal.ts';
 import type { LogStore, StoredRecord } from '../../storage/log-store.ts';
-
-/** setTimeout's largest delay; a later expiry is re-armed when this one fires. */
-const MAX_DELAY_MS = 2_147_483_647;
 
 export interface TailLinesOptions {
   readonly log: LogStore;
@@ -34,16 +29,12 @@ export interface TailLinesOptions {
   readonly to: number | undefined;
   readonly face: Face;
   /**
-   * Aborted when the reader's token expires (row 68: the tail ends there), or when it no
-   * longer stands, with a `TokenRevoked` reason; see `deadline`.
+   * Aborted when the tail is to end before its log does, with the `TailEnding` that says
+   * why: its reader went, its token expired or no longer stands, the service stops or
+   * its transport gave up on a reader that lags. One signal per tail, whatever ends it:
+   * every open tail holds it (`npm run bench`, memory part).
    */
-  readonly expired: AbortSignal;
-  /** Aborted when the service stops (graceful shutdown). */
-  readonly shutdown: AbortSignal;
-  /** Aborted when the reader has gone. */
-  readonly signal: AbortSignal;
-  /** Aborted when the transport gives up on a reader that lags behind (`JsonLineWriter`). */
-  readonly lagging?: AbortSignal;
+  readonly ended: AbortSignal;
   /** Hears why the log could not be read; the reader is told only that it could not. */
   readonly onError: (error: unknown) => void;
   /** Shares the public face's lines between the tails of one app (`SharedLines`). */
@@ -93,41 +84,16 @@ export class SharedLines {
   readonly message = (line: TailLine): Buffer => this.jsonLine(line).subarray(0, -1);
 }
 
-/** Why a tail's token stopped standing, as its tail's `expired` signal carries it. */
+/** Why a tail's token stopped standing, as its tail's `ended` signal carries it. */
 export class TokenRevoked extends Error {
   override readonly name = 'TokenRevoked';
 }
 
 /**
- * A signal that aborts once `clock` passes `at` (ms), or once `revoke` says the token no
- * longer stands (with a `TokenRevoked` as its reason); `clear` stops its timer.
+ * Why a tail ends before its log does: the reason its `ended` signal aborts with.
+ * `gone`: the reader went, and no last line is written.
  */
-export function deadline(
-  clock: Clock,
-  at: number,
-): { signal: AbortSignal; clear: () => void; revoke: (why: string) => void } {
-  const controller = new AbortController();
-  let timer: NodeJS.Timeout | undefined;
-  const arm = (): void => {
-    const left = at - clock.now();
-    if (left <= 0) {
-      controller.abort();
-      return;
-    }
-    timer = setTimeout(arm, Math.min(left, MAX_DELAY_MS));
-  };
-  arm();
-  return {
-    signal: controller.signal,
-    clear: () => {
-      clearTimeout(timer);
-    },
-    revoke: (why) => {
-      clearTimeout(timer);
-      controller.abort(new TokenRevoked(why));
-    },
-  };
-}
+export type TailEnding = 'gone' | 'expired' | 'stopping' | 'lagging' | TokenRevoked;
 
 function end(code: string, message: string, cursor: number | null): TailLine {
   return { Err: { code, message, cursor } };
@@ -135,35 +101,29 @@ function end(code: string, message: string, cursor: number | null): TailLine {
 
 /** The lines of one tail, in cursor order; see the module comment for how it ends. */
 export async function* tailLines(options: TailLinesOptions): AsyncGenerator<TailLine, void> {
-  const { expired } = options;
-  // Released when the tail ends: the shutdown signal outlives every tail.
-  const { lagging } = options;
-  const { signal, release } = anySignal([
-    options.signal,
-    options.shutdown,
-    expired,
-    ...(lagging === undefined ? [] : [lagging]),
-  ]);
+  const { ended: signal } = options;
   // The cursor a reader resumes from: one past the last record this tail went past.
   let next = Math.max(1, options.from);
   const why = (): TailLine | null => {
-    if (options.signal.aborted) return null;
-    if (expired.aborted) {
-      return expired.reason instanceof TokenRevoked
-        ? end(
-            'token_revoked',
-            `the token no longer stands: ${expired.reason.message}; read on with a token that does`,
-            next,
-          )
-        : end('token_expired', 'the token expired; mint a fresh one to read on', next);
+    if (!signal.aborted) return null;
+    const ending = signal.reason as TailEnding;
+    if (ending instanceof TokenRevoked) {
+      return end(
+        'token_revoked',
+        `the token no longer stands: ${ending.message}; read on with a token that does`,
+        next,
+      );
     }
-    if (options.shutdown.aborted) {
-      return end('service_stopping', 'the service is stopping; tail again to read on', next);
+    switch (ending) {
+      case 'expired':
+        return end('token_expired', 'the token expired; mint a fresh one to read on', next);
+      case 'stopping':
+        return end('service_stopping', 'the service is stopping; tail again to read on', next);
+      case 'lagging':
+        return end('reader_lagging', 'the reader fell too far behind; tail again to read on', next);
+      default:
+        return null;
     }
-    if (lagging?.aborted === true) {
-      return end('reader_lagging', 'the reader fell too far behind; tail again to read on', next);
-    }
-    return null;
   };
   const lineOf = (record: StoredRecord): TailLine | null =>
     options.shared === undefined
@@ -200,8 +160,6 @@ export async function* tailLines(options: TailLinesOptions): AsyncGenerator<Tail
       yield end('read_failed', 'the log could not be read; tail again to read on', next);
       return;
     }
-  } finally {
-    release();
   }
   const last = why();
   if (last !== null) yield last;

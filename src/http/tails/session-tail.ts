@@ -13,11 +13,10 @@ import { IdParams } from '../../schemas/common.ts';
 import { TailLine, TailQuery } from '../../schemas/records.ts';
 import type { SessionTokens } from '../../sessions/tokens.ts';
 import type { LogStore } from '../../storage/log-store.ts';
-import { anySignal } from '../../storage/any-signal.ts';
 import type { ServiceMetrics } from '../../metrics/service-metrics.ts';
 import { problemResponses } from '../openapi-responses.ts';
 import { TAIL_LIMITS, TailSlots, type TailLimits } from './limits.ts';
-import { deadline, SharedLines, tailLines } from './lines.ts';
+import { SharedLines, tailLines, type TailEnding } from './lines.ts';
 import { jsonStreamAnswer, JsonLineWriter } from './ndjson.ts';
 import { Pacer } from './pacer.ts';
 import { sessionReader, type TailReader } from './session-reader.ts';
@@ -64,8 +63,16 @@ export function sessionTailRoutes(app: FastifyInstance, deps: SessionTailDeps): 
   const shared = new SharedLines();
   const pacer = new Pacer();
   const slots = new TailSlots(limits);
-  const standing = new StandingWatch(deps.sessionTokens);
+  const standing = new StandingWatch(deps.sessionTokens, deps.clock);
+  // The open tails, each its one controller: the service stopping ends them all through
+  // one listener here, not one per tail on the shutdown signal.
+  const live = new Set<AbortController>();
+  const stopping = (): void => {
+    for (const tail of live) end(tail, 'stopping');
+  };
+  deps.shutdown.addEventListener('abort', stopping, { once: true });
   app.addHook('onClose', () => {
+    deps.shutdown.removeEventListener('abort', stopping);
     pacer.close();
     standing.close();
     return Promise.resolve();
@@ -83,30 +90,25 @@ export function sessionTailRoutes(app: FastifyInstance, deps: SessionTailDeps): 
   };
 
   /**
-   * The lines of a verified request's tail, which `offer` may take as they land; `close`
-   * stops its expiry timer and the watch on its token.
+   * The lines of a verified request's tail, which `offer` may take as they land and
+   * `ended` ends (its reason a `TailEnding`); `close` stops the watch on its token.
    */
   const open = (
     request: FastifyRequest<{ Querystring: TailQuery }>,
-    gone: AbortSignal,
+    ended: AbortController,
     offer: (line: TailLine) => boolean,
-    lagging?: AbortSignal,
   ) => {
     const reader = readerOf(request);
-    const expiry = deadline(deps.clock, reader.expires);
-    const unwatch = standing.add(reader.verified, (why) => {
-      expiry.revoke(why.message);
-    });
+    if (deps.shutdown.aborted) end(ended, 'stopping');
+    live.add(ended);
+    const watched = standing.add(reader.verified, ended);
     const lines = tailLines({
       log: deps.logStore,
       stream: reader.session,
       from: request.query.from,
       to: request.query.to,
       face: reader.face,
-      expired: expiry.signal,
-      shutdown: deps.shutdown,
-      signal: gone,
-      ...(lagging === undefined ? {} : { lagging }),
+      ended: ended.signal,
       onError: (error) => {
         deps.metrics.storeFailed(error);
         request.log.error({ err: error }, 'tail read failed');
@@ -116,10 +118,9 @@ export function sessionTailRoutes(app: FastifyInstance, deps: SessionTailDeps): 
     });
     return {
       lines,
-      expired: expiry.signal,
       close: () => {
-        expiry.clear();
-        unwatch();
+        live.delete(ended);
+        standing.remove(watched);
       },
     };
   };
@@ -151,7 +152,8 @@ export function sessionTailRoutes(app: FastifyInstance, deps: SessionTailDeps): 
       // whichever way the request ends (a WebSocket upgrade that fails after this never
       // reaches a handler).
       const socket = request.raw.socket;
-      socket.once('close', free);
+      // `on`, not `once`: a socket closes once, and `once` would wrap `free` for each tail.
+      socket.on('close', free);
       readers.set(request, {
         reader,
         release: () => {
@@ -161,46 +163,45 @@ export function sessionTailRoutes(app: FastifyInstance, deps: SessionTailDeps): 
       });
     },
     handler: async (request, reply) => {
-      const gone = new AbortController();
-      reply.raw.once('close', () => {
-        gone.abort();
-      });
-      const lagging = new AbortController();
+      // One controller ends the tail, whatever ends it (`TailEnding`).
+      const ended = new AbortController();
       const writer = new JsonLineWriter({
         encode: shared.jsonLine,
         pacer,
         live: true,
         buffer,
         onLag: () => {
-          lagging.abort();
+          end(ended, 'lagging');
         },
       });
-      const tail = open(request, gone.signal, writer.offer, lagging.signal);
-      const ends = anySignal([deps.shutdown, tail.expired]);
+      const tail = open(request, ended, writer.offer);
+      reply.raw.on('close', () => {
+        end(ended, 'gone');
+      });
       deps.metrics.tailOpened('ndjson');
       try {
-        await writer.write(reply, tail.lines, ends.signal);
+        // The tail's own end cuts a write stuck behind a reader that stopped reading.
+        await writer.write(reply, tail.lines, ended.signal);
       } catch (error) {
         request.log.error({ err: error }, 'tail failed');
         reply.raw.destroy();
       } finally {
-        ends.release();
         tail.close();
         release(request);
         deps.metrics.tailClosed('ndjson');
       }
     },
     wsHandler: async (socket, request) => {
-      const gone = new AbortController();
-      socket.once('close', () => {
-        gone.abort();
-      });
       const sender = new LineSender(socket, buffer, {
         wire: request.raw.socket,
         pacer,
         encode: shared.message,
       });
-      const tail = open(request, gone.signal, sender.offer);
+      const ended = new AbortController();
+      const tail = open(request, ended, sender.offer);
+      socket.on('close', () => {
+        end(ended, 'gone');
+      });
       deps.metrics.tailOpened('websocket');
       try {
         await sender.send(tail.lines, deps.shutdown);
@@ -214,4 +215,9 @@ export function sessionTailRoutes(app: FastifyInstance, deps: SessionTailDeps): 
       }
     },
   });
+}
+
+/** Ends `tail` with `ending`, which its last line tells (`tailLines`). */
+function end(tail: AbortController, ending: TailEnding): void {
+  tail.abort(ending);
 }
