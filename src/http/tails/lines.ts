@@ -100,13 +100,48 @@ function end(code: string, message: string, cursor: number | null): TailLine {
 }
 
 /** The lines of one tail, in cursor order; see the module comment for how it ends. */
-export async function* tailLines(options: TailLinesOptions): AsyncGenerator<TailLine, void> {
-  const { ended: signal } = options;
-  // The cursor a reader resumes from: one past the last record this tail went past.
-  let next = Math.max(1, options.from);
-  const why = (): TailLine | null => {
-    if (!signal.aborted) return null;
-    const ending = signal.reason as TailEnding;
+export function tailLines(options: TailLinesOptions): AsyncGenerator<TailLine, void> {
+  return new Lines(options).lines();
+}
+
+/**
+ * One tail's lines. Its state lives in fields and its steps are methods, not closures
+ * over a generator's locals: every open tail holds what it holds while it waits.
+ */
+class Lines {
+  readonly #options: TailLinesOptions;
+  /** The cursor a reader resumes from: one past the last record this tail went past. */
+  #next: number;
+  /** A record the transport takes as it lands never comes through the iterators below. */
+  readonly #deliver: ((record: StoredRecord) => boolean) | undefined;
+
+  constructor(options: TailLinesOptions) {
+    this.#options = options;
+    this.#next = Math.max(1, options.from);
+    const { offer, ended } = options;
+    this.#deliver =
+      offer === undefined
+        ? undefined
+        : (record) => {
+            if (ended.aborted) return false;
+            const line = this.#lineOf(record);
+            if (line !== null && !offer(line)) return false;
+            this.#next = record.envelope.cursor + 1;
+            return true;
+          };
+  }
+
+  #lineOf(record: StoredRecord): TailLine | null {
+    const { shared, face } = this.#options;
+    return shared === undefined ? present(record, face) : shared.present(record, face);
+  }
+
+  /** The last line of a tail that ended before its log did, or null. */
+  #why(): TailLine | null {
+    const { ended } = this.#options;
+    if (!ended.aborted) return null;
+    const ending = ended.reason as TailEnding;
+    const next = this.#next;
     if (ending instanceof TokenRevoked) {
       return end(
         'token_revoked',
@@ -124,43 +159,32 @@ export async function* tailLines(options: TailLinesOptions): AsyncGenerator<Tail
       default:
         return null;
     }
-  };
-  const lineOf = (record: StoredRecord): TailLine | null =>
-    options.shared === undefined
-      ? present(record, options.face)
-      : options.shared.present(record, options.face);
-  const { offer } = options;
-  // A record the transport takes as it lands never comes through the iterators below.
-  const deliver =
-    offer === undefined
-      ? undefined
-      : (record: StoredRecord): boolean => {
-          if (signal.aborted) return false;
-          const line = lineOf(record);
-          if (line !== null && !offer(line)) return false;
-          next = record.envelope.cursor + 1;
-          return true;
-        };
-  try {
-    const records = options.log.tail(options.stream, {
-      from: options.from,
-      ...(options.to === undefined ? {} : { to: options.to }),
-      signal,
-      ...(deliver === undefined ? {} : { deliver }),
-    });
-    for await (const record of records) {
-      next = record.envelope.cursor + 1;
-      const line = lineOf(record);
-      if (line !== null) yield line;
-      if (signal.aborted) break;
-    }
-  } catch (error) {
-    if (!signal.aborted) {
-      options.onError(error);
-      yield end('read_failed', 'the log could not be read; tail again to read on', next);
-      return;
-    }
   }
-  const last = why();
-  if (last !== null) yield last;
+
+  async *lines(): AsyncGenerator<TailLine, void> {
+    const options = this.#options;
+    const signal = options.ended;
+    try {
+      const records = options.log.tail(options.stream, {
+        from: options.from,
+        ...(options.to === undefined ? {} : { to: options.to }),
+        signal,
+        ...(this.#deliver === undefined ? {} : { deliver: this.#deliver }),
+      });
+      for await (const record of records) {
+        this.#next = record.envelope.cursor + 1;
+        const line = this.#lineOf(record);
+        if (line !== null) yield line;
+        if (signal.aborted) break;
+      }
+    } catch (error) {
+      if (!signal.aborted) {
+        options.onError(error);
+        yield end('read_failed', 'the log could not be read; tail again to read on', this.#next);
+        return;
+      }
+    }
+    const last = this.#why();
+    if (last !== null) yield last;
+  }
 }

@@ -20,7 +20,7 @@ import { SharedLines, tailLines, type TailEnding } from './lines.ts';
 import { jsonStreamAnswer, JsonLineWriter } from './ndjson.ts';
 import { Pacer } from './pacer.ts';
 import { sessionReader, type TailReader } from './session-reader.ts';
-import { StandingWatch } from './standing-watch.ts';
+import { StandingWatch, type Watched } from './standing-watch.ts';
 import { LineSender } from './websocket.ts';
 
 export interface SessionTailDeps {
@@ -64,11 +64,11 @@ export function sessionTailRoutes(app: FastifyInstance, deps: SessionTailDeps): 
   const pacer = new Pacer();
   const slots = new TailSlots(limits);
   const standing = new StandingWatch(deps.sessionTokens, deps.clock);
-  // The open tails, each its one controller: the service stopping ends them all through
-  // one listener here, not one per tail on the shutdown signal.
-  const live = new Set<AbortController>();
+  // The open tails, each its one controller and the watch on its token: the service
+  // stopping ends them all through one listener here, not one per tail on its signal.
+  const live = new Map<AbortController, Watched>();
   const stopping = (): void => {
-    for (const tail of live) end(tail, 'stopping');
+    for (const tail of live.keys()) end(tail, 'stopping');
   };
   deps.shutdown.addEventListener('abort', stopping, { once: true });
   app.addHook('onClose', () => {
@@ -79,19 +79,23 @@ export function sessionTailRoutes(app: FastifyInstance, deps: SessionTailDeps): 
   });
   // The reader verified, and its slot taken, before the handler runs, so that an upgrade
   // is refused as HTTP.
-  const readers = new WeakMap<FastifyRequest, { reader: TailReader; release: () => void }>();
+  const readers = new WeakMap<FastifyRequest, { reader: TailReader; free: () => void }>();
   const readerOf = (request: FastifyRequest): TailReader => {
     const held = readers.get(request);
     if (held === undefined) throw new Error('the tail reader was not verified');
     return held.reader;
   };
+  /** Frees the slot of a request's tail, which no longer waits for its socket to close. */
   const release = (request: FastifyRequest): void => {
-    readers.get(request)?.release();
+    const held = readers.get(request);
+    if (held === undefined) return;
+    request.raw.socket.off('close', held.free);
+    held.free();
   };
 
   /**
    * The lines of a verified request's tail, which `offer` may take as they land and
-   * `ended` ends (its reason a `TailEnding`); `close` stops the watch on its token.
+   * `ended` ends (its reason a `TailEnding`); `close(ended)` stops the watch on its token.
    */
   const open = (
     request: FastifyRequest<{ Querystring: TailQuery }>,
@@ -100,9 +104,8 @@ export function sessionTailRoutes(app: FastifyInstance, deps: SessionTailDeps): 
   ) => {
     const reader = readerOf(request);
     if (deps.shutdown.aborted) end(ended, 'stopping');
-    live.add(ended);
-    const watched = standing.add(reader.verified, ended);
-    const lines = tailLines({
+    live.set(ended, standing.add(reader.verified, ended));
+    return tailLines({
       log: deps.logStore,
       stream: reader.session,
       from: request.query.from,
@@ -116,13 +119,11 @@ export function sessionTailRoutes(app: FastifyInstance, deps: SessionTailDeps): 
       shared,
       offer,
     });
-    return {
-      lines,
-      close: () => {
-        live.delete(ended);
-        standing.remove(watched);
-      },
-    };
+  };
+  const close = (ended: AbortController): void => {
+    const watched = live.get(ended);
+    if (watched !== undefined) standing.remove(watched);
+    live.delete(ended);
   };
 
   app.withTypeProvider<ZodTypeProvider>().route({
@@ -154,13 +155,7 @@ export function sessionTailRoutes(app: FastifyInstance, deps: SessionTailDeps): 
       const socket = request.raw.socket;
       // `on`, not `once`: a socket closes once, and `once` would wrap `free` for each tail.
       socket.on('close', free);
-      readers.set(request, {
-        reader,
-        release: () => {
-          socket.off('close', free);
-          free();
-        },
-      });
+      readers.set(request, { reader, free });
     },
     handler: async (request, reply) => {
       // One controller ends the tail, whatever ends it (`TailEnding`).
@@ -174,19 +169,19 @@ export function sessionTailRoutes(app: FastifyInstance, deps: SessionTailDeps): 
           end(ended, 'lagging');
         },
       });
-      const tail = open(request, ended, writer.offer);
+      const lines = open(request, ended, writer.offer);
       reply.raw.on('close', () => {
         end(ended, 'gone');
       });
       deps.metrics.tailOpened('ndjson');
       try {
         // The tail's own end cuts a write stuck behind a reader that stopped reading.
-        await writer.write(reply, tail.lines, ended.signal);
+        await writer.write(reply, lines, ended.signal);
       } catch (error) {
         request.log.error({ err: error }, 'tail failed');
         reply.raw.destroy();
       } finally {
-        tail.close();
+        close(ended);
         release(request);
         deps.metrics.tailClosed('ndjson');
       }
@@ -198,18 +193,18 @@ export function sessionTailRoutes(app: FastifyInstance, deps: SessionTailDeps): 
         encode: shared.message,
       });
       const ended = new AbortController();
-      const tail = open(request, ended, sender.offer);
+      const lines = open(request, ended, sender.offer);
       socket.on('close', () => {
         end(ended, 'gone');
       });
       deps.metrics.tailOpened('websocket');
       try {
-        await sender.send(tail.lines, deps.shutdown);
+        await sender.send(lines, deps.shutdown);
       } catch (error) {
         request.log.error({ err: error }, 'tail failed');
         socket.terminate();
       } finally {
-        tail.close();
+        close(ended);
         release(request);
         deps.metrics.tailClosed('websocket');
       }
