@@ -100,20 +100,31 @@ function end(code: string, message: string, cursor: number | null): TailLine {
 }
 
 /** The lines of one tail, in cursor order; see the module comment for how it ends. */
-export function tailLines(options: TailLinesOptions): AsyncGenerator<TailLine, void> {
-  return new Lines(options).lines();
+export function tailLines(options: TailLinesOptions): AsyncIterable<TailLine, void> {
+  return new Lines(options);
 }
 
+type Step = IteratorResult<TailLine, void>;
+
+const DONE: Step = { done: true, value: undefined };
+
 /**
- * One tail's lines. Its state lives in fields and its steps are methods, not closures
- * over a generator's locals: every open tail holds what it holds while it waits.
+ * One tail's lines: an iterator over the store's tail, not a generator that loops over
+ * it, and its steps are methods, not closures: every open tail waits for its next record
+ * through every layer between it and its transport, and each layer a generator adds is
+ * held by every waiting tail (its frame, its queued request and the await under way).
+ * The transport pulls one line at a time, so no call of `next` overlaps another.
  */
-class Lines {
+class Lines implements AsyncIterableIterator<TailLine, void> {
   readonly #options: TailLinesOptions;
   /** The cursor a reader resumes from: one past the last record this tail went past. */
   #next: number;
   /** A record the transport takes as it lands never comes through the iterators below. */
   readonly #deliver: ((record: StoredRecord) => boolean) | undefined;
+  /** The store's tail, from the first call of `next`. */
+  #records: AsyncIterator<StoredRecord, unknown> | undefined;
+  /** Done: the store's tail ended and the last line, if any, was given. */
+  #done = false;
 
   constructor(options: TailLinesOptions) {
     this.#options = options;
@@ -129,6 +140,85 @@ class Lines {
             this.#next = record.envelope.cursor + 1;
             return true;
           };
+  }
+
+  [Symbol.asyncIterator](): this {
+    return this;
+  }
+
+  next(): Promise<Step> {
+    if (this.#done) return Promise.resolve(DONE);
+    // Ended while the transport held the previous line: the store's tail is let go of.
+    if (this.#options.ended.aborted) return this.#close().then(() => this.#last());
+    let records = this.#records;
+    if (records === undefined) {
+      try {
+        records = this.#open();
+      } catch (error) {
+        return Promise.resolve(this.#failed(error));
+      }
+      this.#records = records;
+    }
+    return records.next().then(
+      (result) => this.#took(result),
+      (error: unknown) => this.#failed(error),
+    );
+  }
+
+  /** The reader stopped pulling lines: the store's tail is let go of. */
+  async return(): Promise<Step> {
+    this.#done = true;
+    await this.#records?.return?.();
+    return DONE;
+  }
+
+  #open(): AsyncIterator<StoredRecord, unknown> {
+    const options = this.#options;
+    const tail = options.log.tail(options.stream, {
+      from: options.from,
+      ...(options.to === undefined ? {} : { to: options.to }),
+      signal: options.ended,
+      ...(this.#deliver === undefined ? {} : { deliver: this.#deliver }),
+    });
+    return tail[Symbol.asyncIterator]();
+  }
+
+  /** The line of a record from the store's tail; the next one when its face shows none. */
+  #took(result: IteratorResult<StoredRecord, unknown>): Step | Promise<Step> {
+    if (result.done === true) return this.#last();
+    const record = result.value;
+    this.#next = record.envelope.cursor + 1;
+    let line: TailLine | null;
+    try {
+      line = this.#lineOf(record);
+    } catch (error) {
+      return this.#close().then(() => this.#failed(error));
+    }
+    return line === null ? this.next() : { done: false, value: line };
+  }
+
+  /** The store's tail failed: the last line says so, unless the tail was ending anyway. */
+  #failed(error: unknown): Step {
+    if (this.#options.ended.aborted) return this.#last();
+    this.#done = true;
+    this.#options.onError(error);
+    return {
+      done: false,
+      value: end('read_failed', 'the log could not be read; tail again to read on', this.#next),
+    };
+  }
+
+  async #close(): Promise<void> {
+    const records = this.#records;
+    this.#records = undefined;
+    await records?.return?.();
+  }
+
+  /** The line that says why the tail ended, if one does; nothing follows it. */
+  #last(): Step {
+    this.#done = true;
+    const line = this.#why();
+    return line === null ? DONE : { done: false, value: line };
   }
 
   #lineOf(record: StoredRecord): TailLine | null {
@@ -159,32 +249,5 @@ class Lines {
       default:
         return null;
     }
-  }
-
-  async *lines(): AsyncGenerator<TailLine, void> {
-    const options = this.#options;
-    const signal = options.ended;
-    try {
-      const records = options.log.tail(options.stream, {
-        from: options.from,
-        ...(options.to === undefined ? {} : { to: options.to }),
-        signal,
-        ...(this.#deliver === undefined ? {} : { deliver: this.#deliver }),
-      });
-      for await (const record of records) {
-        this.#next = record.envelope.cursor + 1;
-        const line = this.#lineOf(record);
-        if (line !== null) yield line;
-        if (signal.aborted) break;
-      }
-    } catch (error) {
-      if (!signal.aborted) {
-        options.onError(error);
-        yield end('read_failed', 'the log could not be read; tail again to read on', this.#next);
-        return;
-      }
-    }
-    const last = this.#why();
-    if (last !== null) yield last;
   }
 }
