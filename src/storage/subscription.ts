@@ -69,9 +69,7 @@ export class Subscription {
   #bytes = 0;
   #dropped = false;
   #ended = false;
-  /** Resolves the wait under way, and the signal that may cut it short. */
   #wake: (() => void) | undefined;
-  #waitSignal: AbortSignal | undefined;
   #listener: Listener | undefined;
 
   constructor(stream: string, start: number, capacity: number, capacityBytes = SUBSCRIPTION_BYTES) {
@@ -170,28 +168,19 @@ export class Subscription {
       return Promise.resolve();
     }
     return new Promise((resolve) => {
+      const done = (): void => {
+        signal?.removeEventListener('abort', done);
+        this.#wake = undefined;
+        this.#listener = undefined;
+        resolve();
+      };
       this.#listener = listener;
-      this.#wake = resolve;
-      this.#waitSignal = signal;
-      signal?.addEventListener('abort', this, { once: true });
+      this.#wake = done;
+      signal?.addEventListener('abort', done, { once: true });
     });
   }
 
-  /**
-   * The waiting tail's signal aborted. The subscription listens as an object, not through a
-   * function made for each wait: every open tail waits, and would hold one.
-   */
-  handleEvent(): void {
-    this.#notify();
-  }
-
   #notify(): void {
-    const wake = this.#wake;
-    if (wake === undefined) return;
-    this.#waitSignal?.removeEventListener('abort', this);
-    this.#wake = undefined;
-    this.#waitSignal = undefined;
-    this.#listener = undefined;
-    wake();
+    this.#wake?.();
   }
 }
