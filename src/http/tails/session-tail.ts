@@ -6,6 +6,7 @@
  * reader goes or when the service stops.
  */
 import type { FastifyInstance, FastifyRequest } from 'fastify';
+import type { WebSocket } from 'ws';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import type { Clock } from '../../clock.ts';
@@ -21,7 +22,7 @@ import { jsonStreamAnswer, JsonLineWriter } from './ndjson.ts';
 import { Pacer } from './pacer.ts';
 import { sessionReader, type TailReader } from './session-reader.ts';
 import { StandingWatch, type Watched } from './standing-watch.ts';
-import { LineSender } from './websocket.ts';
+import { LineSender, type TailSocket } from './websocket.ts';
 
 export interface SessionTailDeps {
   readonly logStore: LogStore;
@@ -126,6 +127,34 @@ export function sessionTailRoutes(app: FastifyInstance, deps: SessionTailDeps): 
     live.delete(ended);
   };
 
+  /** Serves a verified request's tail over its upgraded socket, until the tail ends. */
+  const serveSocket = async (
+    socket: TailSocket & Pick<WebSocket, 'on'>,
+    request: FastifyRequest<{ Querystring: TailQuery }>,
+  ): Promise<void> => {
+    const sender = new LineSender(socket, buffer, {
+      wire: request.raw.socket,
+      pacer,
+      encode: shared.message,
+    });
+    const ended = new AbortController();
+    const lines = open(request, ended, sender.offer);
+    socket.on('close', () => {
+      end(ended, 'gone');
+    });
+    deps.metrics.tailOpened('websocket');
+    try {
+      await sender.send(lines, deps.shutdown);
+    } catch (error) {
+      request.log.error({ err: error }, 'tail failed');
+      socket.terminate();
+    } finally {
+      close(ended);
+      release(request);
+      deps.metrics.tailClosed('websocket');
+    }
+  };
+
   app.withTypeProvider<ZodTypeProvider>().route({
     method: 'GET',
     url: '/sessions/:id/events',
@@ -186,28 +215,10 @@ export function sessionTailRoutes(app: FastifyInstance, deps: SessionTailDeps): 
         deps.metrics.tailClosed('ndjson');
       }
     },
-    wsHandler: async (socket, request) => {
-      const sender = new LineSender(socket, buffer, {
-        wire: request.raw.socket,
-        pacer,
-        encode: shared.message,
-      });
-      const ended = new AbortController();
-      const lines = open(request, ended, sender.offer);
-      socket.on('close', () => {
-        end(ended, 'gone');
-      });
-      deps.metrics.tailOpened('websocket');
-      try {
-        await sender.send(lines, deps.shutdown);
-      } catch (error) {
-        request.log.error({ err: error }, 'tail failed');
-        socket.terminate();
-      } finally {
-        close(ended);
-        release(request);
-        deps.metrics.tailClosed('websocket');
-      }
+    // Not async: `@fastify/websocket` holds a handler's promise, and a function to catch
+    // it with, for as long as the tail is open; `serveSocket` catches its own failures.
+    wsHandler: (socket, request) => {
+      void serveSocket(socket, request);
     },
   });
 }
