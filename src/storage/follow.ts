@@ -16,10 +16,9 @@
  * bytes (`page-sizer.ts`), so a tail of a long session holds at most one page in memory
  * while it catches up.
  */
-import { anySignal } from './any-signal.ts';
 import { PageSizer } from './page-sizer.ts';
 import type { StoredRecord, TailOptions } from './log-store.ts';
-import { handOver, type Subscription } from './subscription.ts';
+import { handOver, type Listener, type Subscription, type TailPosition } from './subscription.ts';
 
 /** One catch-up read. */
 export interface TailPage {
@@ -51,106 +50,154 @@ export interface TailBackend<P extends TailPage> {
 }
 
 /** Follows `stream` from `options.from` over `backend`; see `LogStore.tail`. */
-export async function* followLog<P extends TailPage>(
+export function followLog<P extends TailPage>(
   backend: TailBackend<P>,
   stream: string,
   options: TailOptions,
 ): AsyncGenerator<StoredRecord, void, undefined> {
-  const stop = options.to ?? Number.POSITIVE_INFINITY;
-  // Cursors start at 1: `from: 0` reads from the start (2.3).
-  let next = Math.max(1, options.from);
-  // A plain signal (`any-signal.ts`): every open tail holds one. Released when the tail ends.
-  const { signal, release } =
-    options.signal === undefined
-      ? { signal: backend.closed, release: () => undefined }
-      : anySignal([options.signal, backend.closed]);
-  // A function, not a value: the signal flips while this generator is suspended.
-  const over = (): boolean => next >= stop || signal.aborted;
+  return new Follower(backend, stream, options).records();
+}
 
-  // Pages bounded in bytes as well as in records (`page-sizer.ts`).
-  const pages = new PageSizer(backend.pageSize);
+/**
+ * One tail's loop. Its state lives in fields and its steps are methods, not closures over
+ * a generator's locals: every open tail holds what its loop holds while it waits.
+ */
+class Follower<P extends TailPage> implements TailPosition {
+  readonly #backend: TailBackend<P>;
+  readonly #stream: string;
+  /** Aborted when the reader goes. */
+  readonly #signal: AbortSignal | undefined;
+  readonly stop: number;
+  /** The cursor this tail yields next. */
+  #next: number;
+  /** Pages bounded in bytes as well as in records (`page-sizer.ts`). */
+  readonly #pages: PageSizer;
+  /** Records that land while the tail waits go straight to `options.deliver`. */
+  readonly #listener: Listener | undefined;
+
+  constructor(backend: TailBackend<P>, stream: string, options: TailOptions) {
+    this.#backend = backend;
+    this.#stream = stream;
+    this.#signal = options.signal;
+    this.stop = options.to ?? Number.POSITIVE_INFINITY;
+    // Cursors start at 1: `from: 0` reads from the start (2.3).
+    this.#next = Math.max(1, options.from);
+    this.#pages = new PageSizer(backend.pageSize);
+    this.#listener = handOver(options.deliver, this);
+  }
+
+  next(): number {
+    return this.#next;
+  }
+
+  passed(cursor: number): void {
+    this.#next = cursor + 1;
+  }
+
+  /**
+   * The reader's signal and the store's close are read where they matter, not joined in
+   * a signal of their own: every open tail would hold one. A tail waiting on the fan-out
+   * wakes on the reader's signal, and on the store's close through its subscription,
+   * which the close ends.
+   */
+  #stopped(): boolean {
+    return this.#signal?.aborted === true || this.#backend.closed.aborted;
+  }
+
+  over(): boolean {
+    return this.#next >= this.stop || this.#stopped();
+  }
 
   /** Reads and yields every record from `next` up to `until` (exclusive); the last page. */
-  async function* readUpTo(until: number): AsyncGenerator<StoredRecord, P | 'over'> {
+  async *#readUpTo(until: number): AsyncGenerator<StoredRecord, P | 'over'> {
     for (;;) {
-      if (over()) return 'over';
-      const to = Math.min(until, stop);
-      const limit = pages.limit;
-      const page = await backend.read(stream, next, Number.isFinite(to) ? to : undefined, limit);
+      if (this.over()) return 'over';
+      const to = Math.min(until, this.stop);
+      const limit = this.#pages.limit;
+      const page = await this.#backend.read(
+        this.#stream,
+        this.#next,
+        Number.isFinite(to) ? to : undefined,
+        limit,
+      );
       let bytes = 0;
       for (const record of page.records) bytes += record.envelope.size;
-      pages.took(page.records.length, bytes);
+      this.#pages.took(page.records.length, bytes);
       for (const record of page.records) {
-        if (over()) return 'over';
+        if (this.over()) return 'over';
         yield record;
-        next = record.envelope.cursor + 1;
+        this.#next = record.envelope.cursor + 1;
       }
-      if (over()) return 'over';
+      if (this.over()) return 'over';
       // The archiving record is the last one: once it is delivered, nothing can follow.
-      if (page.final !== null && next > page.final) return 'over';
-      if (page.records.length < limit || next >= until) return page;
+      if (page.final !== null && this.#next > page.final) return 'over';
+      if (page.records.length < limit || this.#next >= until) return page;
     }
   }
 
-  // Records that land while the tail waits go straight to `options.deliver`.
-  const listener = handOver(options.deliver, {
-    next: () => next,
-    stop,
-    over,
-    passed: (cursor) => {
-      next = cursor + 1;
-    },
-  });
+  /**
+   * Catches up by reading, then joins the fan-out; the subscription, or 'over' when the
+   * tail ended first. The last page read stays in this generator, which is done by then:
+   * a tail that waits for records holds none of those it read.
+   */
+  async *#join(): AsyncGenerator<StoredRecord, Subscription | 'over'> {
+    const caught = yield* this.#readUpTo(this.stop);
+    if (caught === 'over') return 'over';
+    const join = await this.#backend.joinPoint(this.#stream, caught);
+    // The archiving record lies behind `from`: nothing will ever come.
+    if (join.final !== null && this.#next > join.final) return 'over';
+    return this.#backend.subscribe(this.#stream, Math.min(this.#next - 1, join.head));
+  }
 
-  /** Yields what the fan-out delivers; true at the end, false once dropped. */
-  async function* fed(subscription: Subscription): AsyncGenerator<StoredRecord, boolean> {
-    for (;;) {
-      if (over()) return true;
-      const entries = subscription.take();
-      if (entries.length === 0) {
-        if (subscription.dropped) return false;
-        if (subscription.ended) return true;
-        await subscription.wait(signal, listener);
-        continue;
-      }
-      for (const { record, final } of entries) {
-        const { cursor } = record.envelope;
-        if (cursor < next) {
-          // Already yielded while catching up; the archiving record still ends the tail.
-          if (final) return true;
-          continue;
+  async *records(): AsyncGenerator<StoredRecord, void, undefined> {
+    const backend = this.#backend;
+    let subscription: Subscription | undefined;
+    try {
+      for (;;) {
+        const joined = yield* this.#join();
+        if (joined === 'over') return;
+        subscription = joined;
+        // The fan-out stood past this tail: read what lies between.
+        if (
+          subscription.start >= this.#next &&
+          (yield* this.#readUpTo(subscription.start + 1)) === 'over'
+        ) {
+          return;
         }
-        if (cursor > next && (yield* readUpTo(cursor)) === 'over') return true;
-        if (over()) return true;
-        yield record;
-        next = cursor + 1;
-        if (final || over()) return true;
+        // What the fan-out delivers, in this loop rather than a generator of its own: an
+        // open tail waits here, and each generator layer is held by every waiting tail.
+        for (;;) {
+          if (this.over()) return;
+          const entries = subscription.take();
+          if (entries.length === 0) {
+            if (subscription.dropped) break;
+            if (subscription.ended) return;
+            await subscription.wait(this.#signal, this.#listener);
+            continue;
+          }
+          for (const { record, final } of entries) {
+            const { cursor } = record.envelope;
+            if (cursor < this.#next) {
+              // Already yielded while catching up; the archiving record still ends the tail.
+              if (final) return;
+              continue;
+            }
+            if (cursor > this.#next && (yield* this.#readUpTo(cursor)) === 'over') return;
+            if (this.over()) return;
+            yield record;
+            this.#next = cursor + 1;
+            if (final || this.over()) return;
+          }
+        }
+        // Dropped: catch up by reading, then join again.
+        backend.unsubscribe(subscription);
+        subscription = undefined;
       }
+    } catch (error) {
+      // A read cut short by closing or aborting ends the tail instead of failing it.
+      if (!this.#stopped()) throw error;
+    } finally {
+      if (subscription !== undefined) backend.unsubscribe(subscription);
     }
-  }
-
-  let subscription: Subscription | undefined;
-  try {
-    for (;;) {
-      const caught = yield* readUpTo(stop);
-      if (caught === 'over') return;
-      const join = await backend.joinPoint(stream, caught);
-      // The archiving record lies behind `from`: nothing will ever come.
-      if (join.final !== null && next > join.final) return;
-      subscription = backend.subscribe(stream, Math.min(next - 1, join.head));
-      // The fan-out stood past this tail: read what lies between.
-      if (subscription.start >= next && (yield* readUpTo(subscription.start + 1)) === 'over') {
-        return;
-      }
-      if (yield* fed(subscription)) return;
-      backend.unsubscribe(subscription);
-      subscription = undefined;
-    }
-  } catch (error) {
-    // A read cut short by closing or aborting ends the tail instead of failing it.
-    if (!signal.aborted) throw error;
-  } finally {
-    if (subscription !== undefined) backend.unsubscribe(subscription);
-    release();
   }
 }

@@ -33,16 +33,20 @@ export function installHeartbeat(
   now: () => number = () => performance.now(),
 ): void {
   const beats = new WeakMap<Peer, Beat>();
+  // One listener for every socket (an emitter calls it with the socket as `this`): a
+  // closure per socket would be held by every open connection.
+  function answered(this: Peer): void {
+    const beat = beats.get(this);
+    if (beat === undefined) return;
+    beat.answered = now();
+    beat.pinged = undefined;
+  }
   const beatOf = (socket: Peer, at: number): Beat => {
     let beat = beats.get(socket);
     if (beat === undefined) {
-      const fresh: Beat = { answered: at, pinged: undefined };
-      socket.on('pong', () => {
-        fresh.answered = now();
-        fresh.pinged = undefined;
-      });
-      beats.set(socket, fresh);
-      beat = fresh;
+      beat = { answered: at, pinged: undefined };
+      beats.set(socket, beat);
+      socket.on('pong', answered);
     }
     return beat;
   };

@@ -10,20 +10,15 @@
  * tenant; see `standing-watch.ts`), when the service stops (`service_stopping`), when the
  * reader lags so far behind that its transport gives up on it (`reader_lagging`) or when
  * the log cannot be read (`read_failed`); those lines carry the cursor to resume from, or
- * null. When the reader goes away (`signal`) it ends without a line.
+ * null. When the reader goes away (`gone`) it ends without a line.
  *
  * Pull-based: a line is produced only when the transport asks for the next one, so a
  * slow reader holds at most one line here; the store's tail keeps its own bounded buffer
  * and catches up from the log when it overflows, never holding appends or other tails.
  */
-import type { Clock } from '../../clock.ts';
 import type { TailLine } from '../../schemas/records.ts';
 import { present, type Face } from '../../sessions/faces.ts';
-import { anySignal } from '../../storage/any-signal.ts';
 import type { LogStore, StoredRecord } from '../../storage/log-store.ts';
-
-/** setTimeout's largest delay; a later expiry is re-armed when this one fires. */
-const MAX_DELAY_MS = 2_147_483_647;
 
 export interface TailLinesOptions {
   readonly log: LogStore;
@@ -34,16 +29,12 @@ export interface TailLinesOptions {
   readonly to: number | undefined;
   readonly face: Face;
   /**
-   * Aborted when the reader's token expires (row 68: the tail ends there), or when it no
-   * longer stands, with a `TokenRevoked` reason; see `deadline`.
+   * Aborted when the tail is to end before its log does, with the `TailEnding` that says
+   * why: its reader went, its token expired or no longer stands, the service stops or
+   * its transport gave up on a reader that lags. One signal per tail, whatever ends it:
+   * every open tail holds it (`npm run bench`, memory part).
    */
-  readonly expired: AbortSignal;
-  /** Aborted when the service stops (graceful shutdown). */
-  readonly shutdown: AbortSignal;
-  /** Aborted when the reader has gone. */
-  readonly signal: AbortSignal;
-  /** Aborted when the transport gives up on a reader that lags behind (`JsonLineWriter`). */
-  readonly lagging?: AbortSignal;
+  readonly ended: AbortSignal;
   /** Hears why the log could not be read; the reader is told only that it could not. */
   readonly onError: (error: unknown) => void;
   /** Shares the public face's lines between the tails of one app (`SharedLines`). */
@@ -93,116 +84,170 @@ export class SharedLines {
   readonly message = (line: TailLine): Buffer => this.jsonLine(line).subarray(0, -1);
 }
 
-/** Why a tail's token stopped standing, as its tail's `expired` signal carries it. */
+/** Why a tail's token stopped standing, as its tail's `ended` signal carries it. */
 export class TokenRevoked extends Error {
   override readonly name = 'TokenRevoked';
 }
 
 /**
- * A signal that aborts once `clock` passes `at` (ms), or once `revoke` says the token no
- * longer stands (with a `TokenRevoked` as its reason); `clear` stops its timer.
+ * Why a tail ends before its log does: the reason its `ended` signal aborts with.
+ * `gone`: the reader went, and no last line is written.
  */
-export function deadline(
-  clock: Clock,
-  at: number,
-): { signal: AbortSignal; clear: () => void; revoke: (why: string) => void } {
-  const controller = new AbortController();
-  let timer: NodeJS.Timeout | undefined;
-  const arm = (): void => {
-    const left = at - clock.now();
-    if (left <= 0) {
-      controller.abort();
-      return;
-    }
-    timer = setTimeout(arm, Math.min(left, MAX_DELAY_MS));
-  };
-  arm();
-  return {
-    signal: controller.signal,
-    clear: () => {
-      clearTimeout(timer);
-    },
-    revoke: (why) => {
-      clearTimeout(timer);
-      controller.abort(new TokenRevoked(why));
-    },
-  };
-}
+export type TailEnding = 'gone' | 'expired' | 'stopping' | 'lagging' | TokenRevoked;
 
 function end(code: string, message: string, cursor: number | null): TailLine {
   return { Err: { code, message, cursor } };
 }
 
 /** The lines of one tail, in cursor order; see the module comment for how it ends. */
-export async function* tailLines(options: TailLinesOptions): AsyncGenerator<TailLine, void> {
-  const { expired } = options;
-  // Released when the tail ends: the shutdown signal outlives every tail.
-  const { lagging } = options;
-  const { signal, release } = anySignal([
-    options.signal,
-    options.shutdown,
-    expired,
-    ...(lagging === undefined ? [] : [lagging]),
-  ]);
-  // The cursor a reader resumes from: one past the last record this tail went past.
-  let next = Math.max(1, options.from);
-  const why = (): TailLine | null => {
-    if (options.signal.aborted) return null;
-    if (expired.aborted) {
-      return expired.reason instanceof TokenRevoked
-        ? end(
-            'token_revoked',
-            `the token no longer stands: ${expired.reason.message}; read on with a token that does`,
-            next,
-          )
-        : end('token_expired', 'the token expired; mint a fresh one to read on', next);
+export function tailLines(options: TailLinesOptions): AsyncIterable<TailLine, void> {
+  return new Lines(options);
+}
+
+type Step = IteratorResult<TailLine, void>;
+
+const DONE: Step = { done: true, value: undefined };
+
+/**
+ * One tail's lines: an iterator over the store's tail, not a generator that loops over
+ * it, and its steps are methods, not closures: every open tail waits for its next record
+ * through every layer between it and its transport, and each layer a generator adds is
+ * held by every waiting tail (its frame, its queued request and the await under way).
+ * The transport pulls one line at a time, so no call of `next` overlaps another.
+ */
+class Lines implements AsyncIterableIterator<TailLine, void> {
+  readonly #options: TailLinesOptions;
+  /** The cursor a reader resumes from: one past the last record this tail went past. */
+  #next: number;
+  /** A record the transport takes as it lands never comes through the iterators below. */
+  readonly #deliver: ((record: StoredRecord) => boolean) | undefined;
+  /** The store's tail, from the first call of `next`. */
+  #records: AsyncIterator<StoredRecord, unknown> | undefined;
+  /** Done: the store's tail ended and the last line, if any, was given. */
+  #done = false;
+
+  constructor(options: TailLinesOptions) {
+    this.#options = options;
+    this.#next = Math.max(1, options.from);
+    const { offer, ended } = options;
+    this.#deliver =
+      offer === undefined
+        ? undefined
+        : (record) => {
+            if (ended.aborted) return false;
+            const line = this.#lineOf(record);
+            if (line !== null && !offer(line)) return false;
+            this.#next = record.envelope.cursor + 1;
+            return true;
+          };
+  }
+
+  [Symbol.asyncIterator](): this {
+    return this;
+  }
+
+  next(): Promise<Step> {
+    if (this.#done) return Promise.resolve(DONE);
+    // Ended while the transport held the previous line: the store's tail is let go of.
+    if (this.#options.ended.aborted) return this.#close().then(() => this.#last());
+    let records = this.#records;
+    if (records === undefined) {
+      try {
+        records = this.#open();
+      } catch (error) {
+        return Promise.resolve(this.#failed(error));
+      }
+      this.#records = records;
     }
-    if (options.shutdown.aborted) {
-      return end('service_stopping', 'the service is stopping; tail again to read on', next);
-    }
-    if (lagging?.aborted === true) {
-      return end('reader_lagging', 'the reader fell too far behind; tail again to read on', next);
-    }
-    return null;
-  };
-  const lineOf = (record: StoredRecord): TailLine | null =>
-    options.shared === undefined
-      ? present(record, options.face)
-      : options.shared.present(record, options.face);
-  const { offer } = options;
-  // A record the transport takes as it lands never comes through the iterators below.
-  const deliver =
-    offer === undefined
-      ? undefined
-      : (record: StoredRecord): boolean => {
-          if (signal.aborted) return false;
-          const line = lineOf(record);
-          if (line !== null && !offer(line)) return false;
-          next = record.envelope.cursor + 1;
-          return true;
-        };
-  try {
-    const records = options.log.tail(options.stream, {
+    return records.next().then(
+      (result) => this.#took(result),
+      (error: unknown) => this.#failed(error),
+    );
+  }
+
+  /** The reader stopped pulling lines: the store's tail is let go of. */
+  async return(): Promise<Step> {
+    this.#done = true;
+    await this.#records?.return?.();
+    return DONE;
+  }
+
+  #open(): AsyncIterator<StoredRecord, unknown> {
+    const options = this.#options;
+    const tail = options.log.tail(options.stream, {
       from: options.from,
       ...(options.to === undefined ? {} : { to: options.to }),
-      signal,
-      ...(deliver === undefined ? {} : { deliver }),
+      signal: options.ended,
+      ...(this.#deliver === undefined ? {} : { deliver: this.#deliver }),
     });
-    for await (const record of records) {
-      next = record.envelope.cursor + 1;
-      const line = lineOf(record);
-      if (line !== null) yield line;
-      if (signal.aborted) break;
-    }
-  } catch (error) {
-    if (!signal.aborted) {
-      options.onError(error);
-      yield end('read_failed', 'the log could not be read; tail again to read on', next);
-      return;
-    }
-  } finally {
-    release();
+    return tail[Symbol.asyncIterator]();
   }
-  const last = why();
-  if (last !== null) yield last;
+
+  /** The line of a record from the store's tail; the next one when its face shows none. */
+  #took(result: IteratorResult<StoredRecord, unknown>): Step | Promise<Step> {
+    if (result.done === true) return this.#last();
+    const record = result.value;
+    this.#next = record.envelope.cursor + 1;
+    let line: TailLine | null;
+    try {
+      line = this.#lineOf(record);
+    } catch (error) {
+      return this.#close().then(() => this.#failed(error));
+    }
+    return line === null ? this.next() : { done: false, value: line };
+  }
+
+  /** The store's tail failed: the last line says so, unless the tail was ending anyway. */
+  #failed(error: unknown): Step {
+    if (this.#options.ended.aborted) return this.#last();
+    this.#done = true;
+    this.#options.onError(error);
+    return {
+      done: false,
+      value: end('read_failed', 'the log could not be read; tail again to read on', this.#next),
+    };
+  }
+
+  async #close(): Promise<void> {
+    const records = this.#records;
+    this.#records = undefined;
+    await records?.return?.();
+  }
+
+  /** The line that says why the tail ended, if one does; nothing follows it. */
+  #last(): Step {
+    this.#done = true;
+    const line = this.#why();
+    return line === null ? DONE : { done: false, value: line };
+  }
+
+  #lineOf(record: StoredRecord): TailLine | null {
+    const { shared, face } = this.#options;
+    return shared === undefined ? present(record, face) : shared.present(record, face);
+  }
+
+  /** The last line of a tail that ended before its log did, or null. */
+  #why(): TailLine | null {
+    const { ended } = this.#options;
+    if (!ended.aborted) return null;
+    const ending = ended.reason as TailEnding;
+    const next = this.#next;
+    if (ending instanceof TokenRevoked) {
+      return end(
+        'token_revoked',
+        `the token no longer stands: ${ending.message}; read on with a token that does`,
+        next,
+      );
+    }
+    switch (ending) {
+      case 'expired':
+        return end('token_expired', 'the token expired; mint a fresh one to read on', next);
+      case 'stopping':
+        return end('service_stopping', 'the service is stopping; tail again to read on', next);
+      case 'lagging':
+        return end('reader_lagging', 'the reader fell too far behind; tail again to read on', next);
+      default:
+        return null;
+    }
+  }
 }

@@ -6,6 +6,7 @@
  * reader goes or when the service stops.
  */
 import type { FastifyInstance, FastifyRequest } from 'fastify';
+import type { WebSocket } from 'ws';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import type { Clock } from '../../clock.ts';
@@ -13,16 +14,15 @@ import { IdParams } from '../../schemas/common.ts';
 import { TailLine, TailQuery } from '../../schemas/records.ts';
 import type { SessionTokens } from '../../sessions/tokens.ts';
 import type { LogStore } from '../../storage/log-store.ts';
-import { anySignal } from '../../storage/any-signal.ts';
 import type { ServiceMetrics } from '../../metrics/service-metrics.ts';
 import { problemResponses } from '../openapi-responses.ts';
 import { TAIL_LIMITS, TailSlots, type TailLimits } from './limits.ts';
-import { deadline, SharedLines, tailLines } from './lines.ts';
+import { SharedLines, tailLines, type TailEnding } from './lines.ts';
 import { jsonStreamAnswer, JsonLineWriter } from './ndjson.ts';
 import { Pacer } from './pacer.ts';
 import { sessionReader, type TailReader } from './session-reader.ts';
-import { StandingWatch } from './standing-watch.ts';
-import { LineSender } from './websocket.ts';
+import { StandingWatch, type Watched } from './standing-watch.ts';
+import { LineSender, type TailSocket } from './websocket.ts';
 
 export interface SessionTailDeps {
   readonly logStore: LogStore;
@@ -64,49 +64,55 @@ export function sessionTailRoutes(app: FastifyInstance, deps: SessionTailDeps): 
   const shared = new SharedLines();
   const pacer = new Pacer();
   const slots = new TailSlots(limits);
-  const standing = new StandingWatch(deps.sessionTokens);
+  const standing = new StandingWatch(deps.sessionTokens, deps.clock);
+  // The open tails, each its one controller and the watch on its token: the service
+  // stopping ends them all through one listener here, not one per tail on its signal.
+  const live = new Map<AbortController, Watched>();
+  const stopping = (): void => {
+    for (const tail of live.keys()) end(tail, 'stopping');
+  };
+  deps.shutdown.addEventListener('abort', stopping, { once: true });
   app.addHook('onClose', () => {
+    deps.shutdown.removeEventListener('abort', stopping);
     pacer.close();
     standing.close();
     return Promise.resolve();
   });
   // The reader verified, and its slot taken, before the handler runs, so that an upgrade
   // is refused as HTTP.
-  const readers = new WeakMap<FastifyRequest, { reader: TailReader; release: () => void }>();
+  const readers = new WeakMap<FastifyRequest, { reader: TailReader; free: () => void }>();
   const readerOf = (request: FastifyRequest): TailReader => {
     const held = readers.get(request);
     if (held === undefined) throw new Error('the tail reader was not verified');
     return held.reader;
   };
+  /** Frees the slot of a request's tail, which no longer waits for its socket to close. */
   const release = (request: FastifyRequest): void => {
-    readers.get(request)?.release();
+    const held = readers.get(request);
+    if (held === undefined) return;
+    request.raw.socket.off('close', held.free);
+    held.free();
   };
 
   /**
-   * The lines of a verified request's tail, which `offer` may take as they land; `close`
-   * stops its expiry timer and the watch on its token.
+   * The lines of a verified request's tail, which `offer` may take as they land and
+   * `ended` ends (its reason a `TailEnding`); `close(ended)` stops the watch on its token.
    */
   const open = (
     request: FastifyRequest<{ Querystring: TailQuery }>,
-    gone: AbortSignal,
+    ended: AbortController,
     offer: (line: TailLine) => boolean,
-    lagging?: AbortSignal,
   ) => {
     const reader = readerOf(request);
-    const expiry = deadline(deps.clock, reader.expires);
-    const unwatch = standing.add(reader.verified, (why) => {
-      expiry.revoke(why.message);
-    });
-    const lines = tailLines({
+    if (deps.shutdown.aborted) end(ended, 'stopping');
+    live.set(ended, standing.add(reader.verified, ended));
+    return tailLines({
       log: deps.logStore,
       stream: reader.session,
       from: request.query.from,
       to: request.query.to,
       face: reader.face,
-      expired: expiry.signal,
-      shutdown: deps.shutdown,
-      signal: gone,
-      ...(lagging === undefined ? {} : { lagging }),
+      ended: ended.signal,
       onError: (error) => {
         deps.metrics.storeFailed(error);
         request.log.error({ err: error }, 'tail read failed');
@@ -114,14 +120,39 @@ export function sessionTailRoutes(app: FastifyInstance, deps: SessionTailDeps): 
       shared,
       offer,
     });
-    return {
-      lines,
-      expired: expiry.signal,
-      close: () => {
-        expiry.clear();
-        unwatch();
-      },
-    };
+  };
+  const close = (ended: AbortController): void => {
+    const watched = live.get(ended);
+    if (watched !== undefined) standing.remove(watched);
+    live.delete(ended);
+  };
+
+  /** Serves a verified request's tail over its upgraded socket, until the tail ends. */
+  const serveSocket = async (
+    socket: TailSocket & Pick<WebSocket, 'on'>,
+    request: FastifyRequest<{ Querystring: TailQuery }>,
+  ): Promise<void> => {
+    const sender = new LineSender(socket, buffer, {
+      wire: request.raw.socket,
+      pacer,
+      encode: shared.message,
+    });
+    const ended = new AbortController();
+    const lines = open(request, ended, sender.offer);
+    socket.on('close', () => {
+      end(ended, 'gone');
+    });
+    deps.metrics.tailOpened('websocket');
+    try {
+      await sender.send(lines, deps.shutdown);
+    } catch (error) {
+      request.log.error({ err: error }, 'tail failed');
+      socket.terminate();
+    } finally {
+      close(ended);
+      release(request);
+      deps.metrics.tailClosed('websocket');
+    }
   };
 
   app.withTypeProvider<ZodTypeProvider>().route({
@@ -151,67 +182,48 @@ export function sessionTailRoutes(app: FastifyInstance, deps: SessionTailDeps): 
       // whichever way the request ends (a WebSocket upgrade that fails after this never
       // reaches a handler).
       const socket = request.raw.socket;
-      socket.once('close', free);
-      readers.set(request, {
-        reader,
-        release: () => {
-          socket.off('close', free);
-          free();
-        },
-      });
+      // `on`, not `once`: a socket closes once, and `once` would wrap `free` for each tail.
+      socket.on('close', free);
+      readers.set(request, { reader, free });
     },
     handler: async (request, reply) => {
-      const gone = new AbortController();
-      reply.raw.once('close', () => {
-        gone.abort();
-      });
-      const lagging = new AbortController();
+      // One controller ends the tail, whatever ends it (`TailEnding`).
+      const ended = new AbortController();
       const writer = new JsonLineWriter({
         encode: shared.jsonLine,
         pacer,
         live: true,
         buffer,
         onLag: () => {
-          lagging.abort();
+          end(ended, 'lagging');
         },
       });
-      const tail = open(request, gone.signal, writer.offer, lagging.signal);
-      const ends = anySignal([deps.shutdown, tail.expired]);
+      const lines = open(request, ended, writer.offer);
+      reply.raw.on('close', () => {
+        end(ended, 'gone');
+      });
       deps.metrics.tailOpened('ndjson');
       try {
-        await writer.write(reply, tail.lines, ends.signal);
+        // The tail's own end cuts a write stuck behind a reader that stopped reading.
+        await writer.write(reply, lines, ended.signal);
       } catch (error) {
         request.log.error({ err: error }, 'tail failed');
         reply.raw.destroy();
       } finally {
-        ends.release();
-        tail.close();
+        close(ended);
         release(request);
         deps.metrics.tailClosed('ndjson');
       }
     },
-    wsHandler: async (socket, request) => {
-      const gone = new AbortController();
-      socket.once('close', () => {
-        gone.abort();
-      });
-      const sender = new LineSender(socket, buffer, {
-        wire: request.raw.socket,
-        pacer,
-        encode: shared.message,
-      });
-      const tail = open(request, gone.signal, sender.offer);
-      deps.metrics.tailOpened('websocket');
-      try {
-        await sender.send(tail.lines, deps.shutdown);
-      } catch (error) {
-        request.log.error({ err: error }, 'tail failed');
-        socket.terminate();
-      } finally {
-        tail.close();
-        release(request);
-        deps.metrics.tailClosed('websocket');
-      }
+    // Not async: `@fastify/websocket` holds a handler's promise, and a function to catch
+    // it with, for as long as the tail is open; `serveSocket` catches its own failures.
+    wsHandler: (socket, request) => {
+      void serveSocket(socket, request);
     },
   });
+}
+
+/** Ends `tail` with `ending`, which its last line tells (`tailLines`). */
+function end(tail: AbortController, ending: TailEnding): void {
+  tail.abort(ending);
 }

@@ -1,5 +1,5 @@
 /**
- * Open tails keep checking what their token stands on. A token is verified when its
+ * Open tails end when their token expires, and keep checking what it stands on. A token is verified when its
  * tail opens; without this, a tail opened before its install key was rotated or revoked,
  * its install deleted or its console user removed from the tenant would go on reading
  * until the token's hour ran out, though every other request with that token is refused.
@@ -9,21 +9,35 @@
  * checks between turns of the event loop), and at once when this process changes what
  * tokens stand on (`SessionTokens.onStandingChange`). A check reads what `TokenStanding`
  * caches for a second, so a change made through another process ends the tails here
- * within 3 s. A tail whose token no longer stands is told why (`revoke`), and ends with a
- * last `Err token_revoked` line.
+ * within 3 s. A tail whose token no longer stands is aborted with a `TokenRevoked` saying
+ * why, and ends with a last `Err token_revoked` line; one whose token expires is aborted
+ * with `expired` when it does (decisions row 68), through one timer for every tail
+ * (`deadlines.ts`).
  */
+import type { Clock } from '../../clock.ts';
 import { Unauthenticated } from '../../errors.ts';
 import type { SessionCredential, SessionTokens } from '../../sessions/tokens.ts';
+import { Deadlines } from './deadlines.ts';
+import { TokenRevoked, type TailEnding } from './lines.ts';
 
 /** How often open tails' tokens are checked again. */
 const STANDING_CHECK_MS = 2_000;
 /** Credentials checked between two turns of the event loop. */
 const CHUNK = 256;
 
-interface Watched {
+/** One open tail: its credential, the controller that ends it, its place in the deadlines. */
+export interface Watched {
   readonly credential: SessionCredential;
-  readonly revoke: (why: Unauthenticated) => void;
+  readonly tail: AbortController;
+  /** The token's expiry (ms): the tail ends there. */
+  readonly at: number;
+  slot: number;
 }
+
+/** Ends `tail` with `ending` (the tail's last line says why). */
+const end = (tail: AbortController, ending: TailEnding): void => {
+  tail.abort(ending);
+};
 
 /**
  * What a credential's standing depends on, as the key tails share one check under. A
@@ -39,7 +53,8 @@ function groundOf(credential: SessionCredential): unknown {
 /** Where a tail's credential is checked; see the module comment. */
 export class StandingWatch {
   readonly #tokens: Pick<SessionTokens, 'stands' | 'onStandingChange'>;
-  readonly #watched = new Set<Watched>();
+  /** Every watched tail, by when its token expires. */
+  readonly #watched: Deadlines<Watched>;
   readonly #stopListening: () => void;
   #timer: NodeJS.Timeout | undefined;
   /** A round of checks is under way. */
@@ -47,27 +62,32 @@ export class StandingWatch {
   /** A change came while a round ran: another round follows it. */
   #again = false;
 
-  constructor(tokens: Pick<SessionTokens, 'stands' | 'onStandingChange'>) {
+  constructor(tokens: Pick<SessionTokens, 'stands' | 'onStandingChange'>, clock: Clock) {
     this.#tokens = tokens;
+    this.#watched = new Deadlines(clock, (watched) => {
+      this.#stopRounds();
+      end(watched.tail, 'expired');
+    });
     this.#stopListening = tokens.onStandingChange(() => {
       this.#round();
     });
   }
 
-  /** Watches `credential` until the answered function is called; `revoke` hears a refusal. */
-  add(credential: SessionCredential, revoke: (why: Unauthenticated) => void): () => void {
-    const watched: Watched = { credential, revoke };
+  /**
+   * Watches `credential` until `remove` is given the answer: aborts `tail` once the
+   * token expires or no longer stands (see the module comment).
+   */
+  add(credential: SessionCredential, tail: AbortController): Watched {
+    const watched: Watched = { credential, tail, at: credential.expires, slot: -1 };
     this.#watched.add(watched);
-    this.#timer ??= setInterval(() => {
-      this.#round();
-    }, STANDING_CHECK_MS).unref();
-    return () => {
-      this.#watched.delete(watched);
-      if (this.#watched.size === 0 && this.#timer !== undefined) {
-        clearInterval(this.#timer);
-        this.#timer = undefined;
-      }
-    };
+    this.#timer ??= setInterval(this.#round, STANDING_CHECK_MS).unref();
+    return watched;
+  }
+
+  /** Stops watching a tail (it ended). */
+  remove(watched: Watched): void {
+    this.#watched.remove(watched);
+    this.#stopRounds();
   }
 
   /** Stops the watch: no round starts after this. */
@@ -75,11 +95,19 @@ export class StandingWatch {
     this.#stopListening();
     clearInterval(this.#timer);
     this.#timer = undefined;
-    this.#watched.clear();
+    this.#watched.close();
+  }
+
+  /** No tail left to check: the rounds stop until one is added. */
+  #stopRounds(): void {
+    if (this.#watched.size === 0 && this.#timer !== undefined) {
+      clearInterval(this.#timer);
+      this.#timer = undefined;
+    }
   }
 
   /** Starts a round of checks, or asks for one more after the round under way. */
-  #round(): void {
+  readonly #round = (): void => {
     if (this.#checking) {
       this.#again = true;
       return;
@@ -92,11 +120,11 @@ export class StandingWatch {
         this.#round();
       }
     });
-  }
+  };
 
   async #checkAll(): Promise<void> {
     const groups = new Map<unknown, Watched[]>();
-    for (const watched of this.#watched) {
+    for (const watched of this.#watched.entries) {
       const key = groundOf(watched.credential);
       const same = groups.get(key);
       if (same === undefined) groups.set(key, [watched]);
@@ -111,7 +139,9 @@ export class StandingWatch {
         (error: unknown) => (error instanceof Unauthenticated ? error : null),
       );
       if (refusal !== null) {
-        for (const tail of tails) if (this.#watched.delete(tail)) tail.revoke(refusal);
+        const revoked = new TokenRevoked(refusal.message);
+        for (const watched of tails) if (this.#watched.remove(watched)) end(watched.tail, revoked);
+        this.#stopRounds();
       }
       done += 1;
       if (done % CHUNK === 0) await new Promise((resolve) => setImmediate(resolve));

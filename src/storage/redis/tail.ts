@@ -5,7 +5,7 @@
  * per master) as the fan-out.
  */
 import type { StoredRecord, StreamHead, TailOptions } from '../log-store.ts';
-import { followLog, type TailPage } from '../follow.ts';
+import { followLog, type TailBackend, type TailPage } from '../follow.ts';
 import type { Subscription } from '../subscription.ts';
 import type { LogEntry } from './entries.ts';
 
@@ -23,14 +23,16 @@ export interface TailSource {
   unsubscribe(subscription: Subscription): void;
 }
 
-/** Follows `stream` as `LogStore.tail` documents. */
-export function tailLog(
-  source: TailSource,
-  stream: string,
-  options: TailOptions,
-): AsyncGenerator<StoredRecord, void, undefined> {
-  return followLog<TailPage>(
-    {
+/**
+ * The backend the loop runs on, made once per store rather than once per tail: every
+ * open tail would hold its functions.
+ */
+const backends = new WeakMap<TailSource, TailBackend<TailPage>>();
+
+function backendOf(source: TailSource): TailBackend<TailPage> {
+  let backend = backends.get(source);
+  if (backend === undefined) {
+    backend = {
       pageSize: PAGE,
       closed: source.closing,
       read: async (name, from, to, limit) => {
@@ -51,8 +53,17 @@ export function tailLog(
       unsubscribe: (subscription) => {
         source.unsubscribe(subscription);
       },
-    },
-    stream,
-    options,
-  );
+    };
+    backends.set(source, backend);
+  }
+  return backend;
+}
+
+/** Follows `stream` as `LogStore.tail` documents. */
+export function tailLog(
+  source: TailSource,
+  stream: string,
+  options: TailOptions,
+): AsyncGenerator<StoredRecord, void, undefined> {
+  return followLog(backendOf(source), stream, options);
 }

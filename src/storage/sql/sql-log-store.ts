@@ -33,7 +33,7 @@ import { GroupRunner, type ItemOutcome } from './group-runner.ts';
 import { readPage, readRange } from './log-reads.ts';
 import type { LogSignals } from './signals.ts';
 import { StreamFanout } from './stream-fanout.ts';
-import { follow, type TailSource } from './tail.ts';
+import { sqlTail } from './tail.ts';
 import type { Wakeups } from './wakeups.ts';
 
 /**
@@ -62,6 +62,7 @@ export class SqlLogStore implements LogStore {
   readonly #transactions: TransactionAppender;
   readonly #closed = new AbortController();
   readonly #appends: GroupRunner<AppendBatch, AppendResult>;
+  readonly #tail: ReturnType<typeof sqlTail>;
   #closing: Promise<void> | undefined;
 
   constructor(parts: SqlLogStoreParts) {
@@ -75,6 +76,11 @@ export class SqlLogStore implements LogStore {
       wakeups: parts.wakeups,
       read: (stream, from, limit) => readPage(driver, stream, from, undefined, limit),
       capacity: parts.tailBuffer ?? 1024,
+    });
+    this.#tail = sqlTail({
+      page: (name, from, to, limit) => readPage(driver, name, from, to, limit),
+      fanout: this.#fanout,
+      closed: this.#closed.signal,
     });
     const { channel } = signals;
     const write =
@@ -128,12 +134,7 @@ export class SqlLogStore implements LogStore {
   }
 
   tail(stream: string, options: TailOptions): AsyncIterable<StoredRecord> {
-    const source: TailSource = {
-      page: (name, from, to, limit) => readPage(this.#driver, name, from, to, limit),
-      fanout: this.#fanout,
-      closed: this.#closed.signal,
-    };
-    return follow(source, stream, options);
+    return this.#tail(stream, options);
   }
 
   async head(stream: string): Promise<StreamHead | null> {

@@ -6,7 +6,7 @@
  * wakes.
  */
 import type { StoredRecord, TailOptions } from '../log-store.ts';
-import { followLog } from '../follow.ts';
+import { followLog, type TailBackend } from '../follow.ts';
 import type { LogPage } from './log-reads.ts';
 import type { StreamFanout } from './stream-fanout.ts';
 
@@ -25,24 +25,22 @@ export interface TailSource {
   readonly closed: AbortSignal;
 }
 
-/** Follows `stream` from `options.from`; see `LogStore.tail`. */
-export function follow(
+/**
+ * `LogStore.tail` over `source`. The backend the loop runs on is made here once per
+ * store, not once per tail: every open tail would hold its functions.
+ */
+export function sqlTail(
   source: TailSource,
-  stream: string,
-  options: TailOptions,
-): AsyncGenerator<StoredRecord, void, undefined> {
-  return followLog<LogPage>(
-    {
-      pageSize: PAGE,
-      closed: source.closed,
-      read: (name, from, to, limit) => source.page(name, from, to, limit),
-      joinPoint: (_name, last) => Promise.resolve(last),
-      subscribe: (name, seen) => source.fanout.subscribe(name, seen),
-      unsubscribe: (subscription) => {
-        source.fanout.unsubscribe(subscription);
-      },
+): (stream: string, options: TailOptions) => AsyncGenerator<StoredRecord, void, undefined> {
+  const backend: TailBackend<LogPage> = {
+    pageSize: PAGE,
+    closed: source.closed,
+    read: (name, from, to, limit) => source.page(name, from, to, limit),
+    joinPoint: (_name, last) => Promise.resolve(last),
+    subscribe: (name, seen) => source.fanout.subscribe(name, seen),
+    unsubscribe: (subscription) => {
+      source.fanout.unsubscribe(subscription);
     },
-    stream,
-    options,
-  );
+  };
+  return (stream, options) => followLog(backend, stream, options);
 }
