@@ -243,9 +243,19 @@ describe('proposal machine (table 3.2)', () => {
   it('answers every run of proposals, polls, consents, declines and clock jumps as the model does', () => {
     fc.assert(fc.property(runArb, run), {
       numRuns: 400,
-      // The rarest rules, taken by every run of the suite rather than by chance: what a
-      // declined proposal answers to each caller, owner or not.
+      // The rarest rules, taken by every run of the suite rather than by chance: what no
+      // proposal yet, and a declined one, answer to each caller, owner or not.
       examples: [
+        [
+          [
+            { kind: 'poll', secretOk: false },
+            { kind: 'consent', owner: false, resolves: true, fits: true },
+            { kind: 'consent', owner: true, resolves: true, fits: true },
+            { kind: 'decline', owner: false },
+            { kind: 'decline', owner: true },
+            { kind: 'submit', update: false },
+          ],
+        ],
         [
           [
             { kind: 'submit', update: false },
