@@ -19,6 +19,9 @@ import type { WakeCounter } from './wake-counter.ts';
 
 /** When a session without a usable inference option is looked at again. */
 const UNUSABLE_RETRY_MS = 60_000;
+/** What a driver says of a session its log store holds no record of. */
+const FOREIGN_LOG =
+  'the session has no record in this log store: is this process on the log store the session was opened on? Looking again in a minute';
 /** Sessions without a usable option remembered at most (a bound, not a cache policy). */
 const UNUSABLE_REMEMBERED = 10_000;
 /**
@@ -161,6 +164,15 @@ export class DriverRunner {
     if (ready === 'no_configuration') {
       logger.warn({ session }, 'the session has no pinned configuration');
       return this.#park(session, null);
+    }
+    if (state.head === 0) {
+      // The directory files a session only once `session.opened` landed, so a log without
+      // it is not the log the session was opened on: a process on another log store that
+      // shares this work store, or a log that was lost. Nothing is driven or archived on
+      // it (its last record's time, 0, would make it idle for ages); it is said loudly and
+      // looked at again later, which leaves the session to a process on the right log.
+      logger.error({ session }, FOREIGN_LOG);
+      return this.#park(session, clock.now() + UNUSABLE_RETRY_MS);
     }
     const driver = new SessionDriver(
       {
