@@ -16,11 +16,12 @@
  *
  * What a credential stands on (a revoked key, a removed member) is left to the route: a
  * credential that verified once keeps its bucket, and the route answers 401 or 404.
- * Identified credentials are remembered (a `TokenCache`, as the session tokens' cache is),
- * so from then on a request costs the token's digest and one map lookup here. A request with no credential, or one that does not identify,
- * counts against its client address (`ip:<address>`; IPv6 by its /64, as a host usually
- * holds a whole /64): random bearers are one client per address. Behind a proxy the
- * address is the one `TRUST_PROXY` lets Fastify believe.
+ * Identified credentials are remembered (a `TokenCache`, as the session tokens' cache
+ * is), so from then on a request costs the token's digest and one map lookup here. A
+ * request with no credential, or one that does not identify, counts against its client
+ * address (`ip:<address>`; IPv6 by its /64, as a host usually holds a whole /64):
+ * random bearers are one client per address. Behind a proxy the address is the one
+ * `TRUST_PROXY` lets Fastify believe.
  */
 import { normalizeIP } from '@fastify/rate-limit';
 import type { FastifyRequest } from 'fastify';

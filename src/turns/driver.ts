@@ -211,8 +211,8 @@ export class SessionDriver {
   }
 
   #plan(now: number): Step {
-    const times = { idleArchiveMs: this.#deps.idleArchiveMs, firstUncounted: this.#firstUncounted };
-    return planFor(this.#session, { ...times, now });
+    const { idleArchiveMs } = this.#deps;
+    return planFor(this.#session, { idleArchiveMs, firstUncounted: this.#firstUncounted, now });
   }
 
   async #do(step: Exclude<Step, { type: 'rest' | 'wait' }>): Promise<void> {

@@ -1,8 +1,9 @@
 /**
- * Open tails end when their token expires, and keep checking what it stands on. A token is verified when its
- * tail opens; without this, a tail opened before its install key was rotated or revoked,
- * its install deleted or its console user removed from the tenant would go on reading
- * until the token's hour ran out, though every other request with that token is refused.
+ * Open tails end when their token expires, and keep checking what it stands on. A token
+ * is verified when its tail opens; without this, a tail opened before its install key
+ * was rotated or revoked, its install deleted or its console user removed from the tenant
+ * would go on reading until the token's hour ran out, though every other request with
+ * that token is refused.
  *
  * One watch per app holds every open tail's credential and checks them all again every
  * 2 s (once per install key, or per token where no install key minted it; a few hundred

@@ -99,13 +99,15 @@ export function readerTopology(connection: LogConnection, name: string): ReaderT
     // The first subscription waits for the connection rather than fail.
     enableOfflineQueue: true,
   };
+  const xrange: ReaderTopology['xrange'] = (log, start, count) =>
+    connection.client.xrange(log, start, '+', 'COUNT', count);
   if (connection.kind === 'standalone') {
     const client = connection.client;
     return {
       nodeOf: () => STANDALONE,
       refresh: () => Promise.resolve(),
       connect: () => client.duplicate(subscriber),
-      xrange: (log, start, count) => client.xrange(log, start, '+', 'COUNT', count),
+      xrange,
     };
   }
   const { client, target } = connection;
@@ -124,7 +126,7 @@ export function readerTopology(connection: LogConnection, name: string): ReaderT
       const port = Number(node.slice(colon + 1));
       return new Redis({ ...nodeOptions(target), ...subscriber, host, port });
     },
-    xrange: (log, start, count) => client.xrange(log, start, '+', 'COUNT', count),
+    xrange,
   };
 }
 

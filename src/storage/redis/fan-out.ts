@@ -1,9 +1,10 @@
 /**
- * What the Redis reader (`wake-reader.ts`) does with records of a followed stream, wherever they come from: a read of the stream, or an append this store
- * instance has just landed (`LogFeed.published`). A stream's position is the last cursor
- * handed to its subscriptions; records at or below it were handed on already (an append
- * fanned out before the read that also returns it came back), so they are skipped, and
- * the position never moves back.
+ * What the Redis reader (`wake-reader.ts`) does with records of a followed stream,
+ * wherever they come from: a read of the stream, or an append this store instance has
+ * just landed (`LogFeed.published`). A stream's position is the last cursor handed to
+ * its subscriptions; records at or below it were handed on already (an append fanned out
+ * before the read that also returns it came back), so they are skipped, and the position
+ * never moves back.
  */
 import type { Subscription } from '../subscription.ts';
 import type { LogEntry } from './entries.ts';

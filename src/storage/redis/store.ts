@@ -38,7 +38,7 @@ import type { LogFeed } from './feed.ts';
 import { WakeReader } from './wake-reader.ts';
 import { parseRedisTarget } from './target.ts';
 import type { Subscription } from '../subscription.ts';
-import { tailLog, type TailSource } from './tail.ts';
+import { redisTail, type TailSource } from './tail.ts';
 
 export interface RedisLogStoreOptions {
   /**
@@ -92,6 +92,7 @@ class RedisStreamsLogStore implements RedisLogStore, TailSource {
   readonly #prefix: string;
   readonly #clock: Clock | undefined;
   readonly #reader: LogFeed;
+  readonly #tail: ReturnType<typeof redisTail>;
   #closed = false;
   readonly #closing = new AbortController();
 
@@ -111,6 +112,7 @@ class RedisStreamsLogStore implements RedisLogStore, TailSource {
       capacity,
       onError,
     });
+    this.#tail = redisTail(this);
   }
 
   get client(): LogClient {
@@ -177,7 +179,7 @@ class RedisStreamsLogStore implements RedisLogStore, TailSource {
   }
 
   tail(stream: string, options: TailOptions): AsyncIterable<StoredRecord> {
-    return tailLog(this, stream, options);
+    return this.#tail(stream, options);
   }
 
   async head(stream: string): Promise<StreamHead | null> {

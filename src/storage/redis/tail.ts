@@ -24,46 +24,33 @@ export interface TailSource {
 }
 
 /**
- * The backend the loop runs on, made once per store rather than once per tail: every
- * open tail would hold its functions.
+ * `LogStore.tail` over `source`. The backend the loop runs on is made here once per
+ * store, not once per tail: every open tail would hold its functions.
  */
-const backends = new WeakMap<TailSource, TailBackend<TailPage>>();
-
-function backendOf(source: TailSource): TailBackend<TailPage> {
-  let backend = backends.get(source);
-  if (backend === undefined) {
-    backend = {
-      pageSize: PAGE,
-      closed: source.closing,
-      read: async (name, from, to, limit) => {
-        const entries = await source.range(name, from, to ?? Number.POSITIVE_INFINITY, limit);
-        const final = entries.find((entry) => entry.final);
-        return {
-          records: entries.map((entry) => entry.record),
-          final: final === undefined ? null : final.record.envelope.cursor,
-        };
-      },
-      joinPoint: async (name) => {
-        const head = await source.head(name);
-        // The archiving record is the last one: an archived stream's head is its cursor.
-        const at = head?.head ?? 0;
-        return { head: at, final: head?.archived === true ? at : null };
-      },
-      subscribe: (name, seen) => source.subscribe(name, seen),
-      unsubscribe: (subscription) => {
-        source.unsubscribe(subscription);
-      },
-    };
-    backends.set(source, backend);
-  }
-  return backend;
-}
-
-/** Follows `stream` as `LogStore.tail` documents. */
-export function tailLog(
+export function redisTail(
   source: TailSource,
-  stream: string,
-  options: TailOptions,
-): AsyncGenerator<StoredRecord, void, undefined> {
-  return followLog(backendOf(source), stream, options);
+): (stream: string, options: TailOptions) => AsyncGenerator<StoredRecord, void, undefined> {
+  const backend: TailBackend<TailPage> = {
+    pageSize: PAGE,
+    closed: source.closing,
+    read: async (name, from, to, limit) => {
+      const entries = await source.range(name, from, to ?? Number.POSITIVE_INFINITY, limit);
+      const final = entries.find((entry) => entry.final);
+      return {
+        records: entries.map((entry) => entry.record),
+        final: final === undefined ? null : final.record.envelope.cursor,
+      };
+    },
+    joinPoint: async (name) => {
+      const head = await source.head(name);
+      // The archiving record is the last one: an archived stream's head is its cursor.
+      const at = head?.head ?? 0;
+      return { head: at, final: head?.archived === true ? at : null };
+    },
+    subscribe: (name, seen) => source.subscribe(name, seen),
+    unsubscribe: (subscription) => {
+      source.unsubscribe(subscription);
+    },
+  };
+  return (stream, options) => followLog(backend, stream, options);
 }
