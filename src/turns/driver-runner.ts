@@ -58,9 +58,11 @@ export class DriverRunner {
   readonly #running = new Map<string, SessionDriver>();
   /**
    * Sessions a driver here found without a usable inference option (a build without the
-   * option's provider, such as a log-only deployment), until when: their messages are left
-   * to the sweep (each one's mark makes it due now), so a busy session costs one driver
-   * start per sweep instead of a lease, a log read and a due update per message.
+   * option's provider, such as a log-only deployment), until when they are looked at
+   * again. Their messages are marked due for that time rather than now (`TurnRuntime.admit`)
+   * and start no driver, so a busy session costs one driver start a minute instead of a
+   * lease, a log read and a due update per message, and a log-only deployment's sweep does
+   * not run a driver for every session written to each second.
    */
   readonly #unusable = new Map<string, number>();
   /**
@@ -80,15 +82,15 @@ export class DriverRunner {
   }
 
   /**
-   * Whether `session` was found without a usable option and is left to the sweep for now
-   * (see `#unusable`); once that time has passed it is forgotten and runs again.
+   * Until when `session`, found without a usable option, is left alone (see `#unusable`);
+   * undefined when it was not, or that time has passed (it is then forgotten and runs again).
    */
-  leftToSweep(session: string): boolean {
+  unusableUntil(session: string): number | undefined {
     const until = this.#unusable.get(session);
-    if (until === undefined) return false;
-    if (until > this.#options.clock.now()) return true;
+    if (until === undefined) return undefined;
+    if (until > this.#options.clock.now()) return until;
     this.#unusable.delete(session);
-    return false;
+    return undefined;
   }
 
   /**

@@ -96,18 +96,19 @@ export class TurnRuntime {
     const held = this.#runner.hold(session);
     this.#options.admitted?.(held === null ? 'marked' : 'held');
     if (held !== null) return held;
-    await this.mark(session);
+    // A session left alone for want of a usable option is due when it is looked at again.
+    await this.mark(session, this.#runner.unusableUntil(session));
     return MARKED;
   }
 
   /**
-   * Marks `session` due now, durably. A driver running here whose entry this leaves due
-   * (it did not settle meanwhile) knows so from here on (`DueStanding.marked`).
+   * Marks `session` due now (or `at`), durably. A driver running here whose entry this
+   * leaves due (it did not settle meanwhile) knows so from here on (`DueStanding.marked`).
    */
-  async mark(session: string): Promise<void> {
+  async mark(session: string, at = this.#options.clock.now()): Promise<void> {
     const standing = this.#runner.standing(session);
     const settles = standing?.settles;
-    await this.#marks.mark(session, this.#options.clock.now());
+    await this.#marks.mark(session, at);
     if (settles !== undefined) standing?.marked(settles);
   }
 
@@ -124,7 +125,7 @@ export class TurnRuntime {
     if (admission.lapsed()) await this.mark(session);
     // A session found without a usable option waits for the sweep, which its mark has
     // made it due for, rather than costing a driver start per message.
-    if (this.#runner.leftToSweep(session)) return;
+    if (this.#runner.unusableUntil(session) !== undefined) return;
     this.#start(session, true);
   }
 
