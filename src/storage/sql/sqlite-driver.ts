@@ -5,6 +5,8 @@
  * - One connection runs one thing at a time: every query and transaction of this
  *   instance waits its turn on a queue, so a read never sees another call's uncommitted
  *   writes and transactions never nest.
+ * - A burst of queued work never holds the event loop for long: between calls, the loop
+ *   gets a turn every few milliseconds (`loop-turns.ts`).
  * - Lock waits never block the event loop. SQLite's own busy_timeout sleeps inside the
  *   call, which would freeze the process and, against a transaction held by another
  *   instance in this same process, deadlock until it expires. So busy_timeout stays 0
@@ -13,6 +15,7 @@
 import { DatabaseSync, type StatementSync } from 'node:sqlite';
 import { Unavailable } from '../../errors.ts';
 import type { SqlDialect, SqlDriver, SqlQueryable, SqlRow, SqlValue } from './driver.ts';
+import { loopTurns } from './loop-turns.ts';
 
 const SQLITE_BUSY = 5;
 /** How long a write waits for another connection's write lock before giving up. */
@@ -77,12 +80,16 @@ export function openSqliteDriver(file: string, durability: SqliteDurability = 'f
   };
   const run = (sql: string, params: readonly SqlValue[]): SqlRow[] => prepare(sql).all(...params);
 
-  /** Runs `task` once everything queued before it on this connection has finished. */
+  /**
+   * Runs `task` once everything queued before it on this connection has finished, and the
+   * event loop has had a turn if SQLite work held it too long (`loop-turns.ts`).
+   */
   const serialise = <T>(task: () => Promise<T>): Promise<T> => {
-    const result = queue.then(() => {
+    const start = (): Promise<T> => {
       if (closed) throw new Unavailable('store_closed', 'the SQLite store is closed');
       return task();
-    });
+    };
+    const result = queue.then(() => loopTurns.wait()?.then(start) ?? start());
     queue = result.catch(() => undefined);
     return result;
   };
