@@ -18,6 +18,42 @@ import {
   type Processes,
 } from './proposal-fixture.ts';
 
+/**
+ * The pair of stores, but each one's first snapshot load answers only once the other's
+ * has been read too: two hosts then start from one version, so their first commits
+ * collide whatever the machine's load does to the timing of everything else.
+ */
+function meetingAtFirstLoad(
+  pair: readonly [ControlStore, ControlStore],
+): readonly [ControlStore, ControlStore] {
+  let arrived = 0;
+  let release = (): void => undefined;
+  const met = new Promise<void>((resolve) => {
+    release = resolve;
+  });
+  const meeting = (store: ControlStore): ControlStore => {
+    let first = true;
+    const load: ControlStore['loadSnapshot'] = async (type, id) => {
+      const loaded = await store.loadSnapshot(type, id);
+      if (first) {
+        first = false;
+        arrived += 1;
+        if (arrived === pair.length) release();
+        await met;
+      }
+      return loaded;
+    };
+    return new Proxy(store, {
+      get(target, property) {
+        if (property === 'loadSnapshot') return load;
+        const value: unknown = Reflect.get(target, property, target);
+        return typeof value === 'function' ? (value as () => unknown).bind(target) : value;
+      },
+    });
+  };
+  return [meeting(pair[0]), meeting(pair[1])];
+}
+
 describe('ActorHost in two processes', () => {
   let shared: Processes;
   let stores: readonly [ControlStore, ControlStore];
@@ -47,7 +83,8 @@ describe('ActorHost in two processes', () => {
   }
 
   it('never commits two commands from one version: every answered command is one version', async () => {
-    const [a, b] = [host(stores[0], 3), host(stores[1], 3)];
+    const [first, second] = meetingAtFirstLoad(stores);
+    const [a, b] = [host(first, 3), host(second, 3)];
     const type = proposalActor(installEffects(stores[0]));
     const p = await newProposal();
 
