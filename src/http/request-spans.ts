@@ -34,14 +34,14 @@ import type { FastifyInstance, FastifyRequest } from 'fastify';
 /** Registers the request span hooks; call before any other `onRequest` hook. */
 export function installRequestSpans(app: FastifyInstance, tracer: Tracer): void {
   const spans = new WeakMap<FastifyRequest, Span>();
-  /** WebSocket tails whose connection is still open: their spans end when it closes. */
-  const upgraded = new Set<FastifyRequest>();
+  /**
+   * The spans of WebSocket tails whose connection is still open: they end when it closes.
+   * Held by span, not by request: an open tail no longer holds its upgrade request.
+   */
+  const upgraded = new Set<Span>();
 
-  /** Ends the request's span once, with the answer's status (or why there was none). */
-  const finish = (request: FastifyRequest, status: number | 'aborted'): void => {
-    const span = spans.get(request);
-    if (span === undefined) return;
-    spans.delete(request);
+  /** Ends `span` with the answer's status (or why there was none). */
+  const end = (span: Span, status: number | 'aborted'): void => {
     if (status === 'aborted') {
       span.setAttribute(ATTR_ERROR_TYPE, 'aborted');
     } else {
@@ -52,6 +52,20 @@ export function installRequestSpans(app: FastifyInstance, tracer: Tracer): void 
       }
     }
     span.end();
+  };
+
+  /** Ends the request's span once. */
+  const finish = (request: FastifyRequest, status: number | 'aborted'): void => {
+    const span = spans.get(request);
+    if (span === undefined) return;
+    spans.delete(request);
+    upgraded.delete(span);
+    end(span, status);
+  };
+
+  /** Ends the connection's span of an upgraded request, unless a refusal ended it first. */
+  const closed = (span: Span): void => {
+    if (upgraded.delete(span)) end(span, 101);
   };
 
   const isUpgrade = (request: FastifyRequest): boolean =>
@@ -77,10 +91,9 @@ export function installRequestSpans(app: FastifyInstance, tracer: Tracer): void 
     // span ends with the connection (unless a refusal answered first), or as the app
     // closes, so a span the shutdown outran is still exported.
     if (isUpgrade(request)) {
-      upgraded.add(request);
+      upgraded.add(span);
       request.raw.socket.once('close', () => {
-        upgraded.delete(request);
-        finish(request, 101);
+        closed(span);
       });
     }
     context.with(trace.setSpan(parent, span), done);
@@ -98,8 +111,7 @@ export function installRequestSpans(app: FastifyInstance, tracer: Tracer): void 
     done();
   });
   app.addHook('onClose', (_app, done) => {
-    for (const request of upgraded) finish(request, 101);
-    upgraded.clear();
+    for (const span of upgraded) closed(span);
     done();
   });
 }

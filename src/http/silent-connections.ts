@@ -17,12 +17,18 @@ const IDLE_SWEEP_MS = 100;
 /** Lets `app` close without waiting on connections that have nothing left to answer. */
 export function installSilentConnectionClose(app: FastifyInstance): void {
   const silent = new Set<Socket>();
+  // One listener for every socket (an emitter calls it with the socket as `this`), taken
+  // off once the socket speaks: a connection that carries a WebSocket for hours would
+  // otherwise hold a closure of its own, and `once`'s wrapper, until it closes.
+  function closed(this: Socket): void {
+    silent.delete(this);
+  }
   const spoke = (socket: Socket): void => {
-    silent.delete(socket);
+    if (silent.delete(socket)) socket.off('close', closed);
   };
   app.server.on('connection', (socket: Socket) => {
     silent.add(socket);
-    socket.once('close', () => silent.delete(socket));
+    socket.on('close', closed);
   });
   app.server.on('request', (request: { socket: Socket }) => {
     spoke(request.socket);

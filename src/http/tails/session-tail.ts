@@ -5,7 +5,9 @@
  * face, and both end when the session is archived, at `to`, at token expiry, when the
  * reader goes or when the service stops.
  */
-import type { FastifyInstance, FastifyRequest } from 'fastify';
+import type { ServerResponse } from 'node:http';
+import type { Socket } from 'node:net';
+import type { FastifyBaseLogger, FastifyInstance, FastifyRequest } from 'fastify';
 import type { WebSocket } from 'ws';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';
@@ -22,6 +24,7 @@ import { jsonStreamAnswer, JsonLineWriter } from './ndjson.ts';
 import { Pacer } from './pacer.ts';
 import { sessionReader, type TailReader } from './session-reader.ts';
 import { StandingWatch, type Watched } from './standing-watch.ts';
+import { releaseUpgrade } from './upgraded.ts';
 import { LineSender, type TailSocket } from './websocket.ts';
 
 export interface SessionTailDeps {
@@ -79,43 +82,45 @@ export function sessionTailRoutes(app: FastifyInstance, deps: SessionTailDeps): 
     return Promise.resolve();
   });
   // The reader verified, and its slot taken, before the handler runs, so that an upgrade
-  // is refused as HTTP.
-  const readers = new WeakMap<FastifyRequest, { reader: TailReader; free: () => void }>();
-  const readerOf = (request: FastifyRequest): TailReader => {
+  // is refused as HTTP. The handler takes them over; the request is not kept with them.
+  const readers = new WeakMap<FastifyRequest, Pending>();
+  const takeReader = (request: FastifyRequest): Pending => {
     const held = readers.get(request);
     if (held === undefined) throw new Error('the tail reader was not verified');
-    return held.reader;
+    readers.delete(request);
+    return held;
   };
-  /** Frees the slot of a request's tail, which no longer waits for its socket to close. */
-  const release = (request: FastifyRequest): void => {
-    const held = readers.get(request);
-    if (held === undefined) return;
-    request.raw.socket.off('close', held.free);
+  /** Frees the slot of a tail, which no longer waits for its connection to close. */
+  const release = (held: Verified): void => {
+    held.connection.off('close', held.free);
     held.free();
   };
 
   /**
-   * The lines of a verified request's tail, which `offer` may take as they land and
-   * `ended` ends (its reason a `TailEnding`); `close(ended)` stops the watch on its token.
+   * The lines of a verified tail, which `offer` may take as they land and `ended` ends
+   * (its reason a `TailEnding`); `close(ended)` stops the watch on its token. `log` is
+   * the request's logger: a tail keeps that, not its request.
    */
   const open = (
-    request: FastifyRequest<{ Querystring: TailQuery }>,
+    held: Verified,
+    query: TailQuery,
+    log: FastifyBaseLogger,
     ended: AbortController,
     offer: (line: TailLine) => boolean,
   ) => {
-    const reader = readerOf(request);
+    const { reader } = held;
     if (deps.shutdown.aborted) end(ended, 'stopping');
     live.set(ended, standing.add(reader.verified, ended));
     return tailLines({
       log: deps.logStore,
       stream: reader.session,
-      from: request.query.from,
-      to: request.query.to,
+      from: query.from,
+      to: query.to,
       face: reader.face,
       ended: ended.signal,
       onError: (error) => {
         deps.metrics.storeFailed(error);
-        request.log.error({ err: error }, 'tail read failed');
+        log.error({ err: error }, 'tail read failed');
       },
       shared,
       offer,
@@ -127,32 +132,37 @@ export function sessionTailRoutes(app: FastifyInstance, deps: SessionTailDeps): 
     live.delete(ended);
   };
 
-  /** Serves a verified request's tail over its upgraded socket, until the tail ends. */
-  const serveSocket = async (
+  /**
+   * Serves a verified tail over its upgraded socket, until the tail ends. Not an async
+   * function: every open tail would hold its suspended frame, and the await under way.
+   */
+  const serveSocket = (
     socket: TailSocket & Pick<WebSocket, 'on'>,
-    request: FastifyRequest<{ Querystring: TailQuery }>,
-  ): Promise<void> => {
+    held: Verified,
+    query: TailQuery,
+    log: FastifyBaseLogger,
+  ): void => {
     const sender = new LineSender(socket, buffer, {
-      wire: request.raw.socket,
+      wire: held.connection,
       pacer,
       encode: shared.message,
     });
     const ended = new AbortController();
-    const lines = open(request, ended, sender.offer);
+    const lines = open(held, query, log, ended, sender.offer);
     socket.on('close', () => {
       end(ended, 'gone');
     });
     deps.metrics.tailOpened('websocket');
-    try {
-      await sender.send(lines, deps.shutdown);
-    } catch (error) {
-      request.log.error({ err: error }, 'tail failed');
-      socket.terminate();
-    } finally {
+    const over = (): void => {
       close(ended);
-      release(request);
+      held.free();
       deps.metrics.tailClosed('websocket');
-    }
+    };
+    sender.send(lines, deps.shutdown).then(over, (error: unknown) => {
+      log.error({ err: error }, 'tail failed');
+      socket.terminate();
+      over();
+    });
   };
 
   app.withTypeProvider<ZodTypeProvider>().route({
@@ -170,7 +180,7 @@ export function sessionTailRoutes(app: FastifyInstance, deps: SessionTailDeps): 
         ...problemResponses(400, 401, 403, 429),
       },
     },
-    preHandler: async (request) => {
+    preHandler: async (request, reply) => {
       const reader = await sessionReader(
         request,
         request.params.id,
@@ -181,12 +191,13 @@ export function sessionTailRoutes(app: FastifyInstance, deps: SessionTailDeps): 
       // The slot is free again when the tail ends, or else when its connection closes,
       // whichever way the request ends (a WebSocket upgrade that fails after this never
       // reaches a handler).
-      const socket = request.raw.socket;
+      const connection = request.raw.socket;
       // `on`, not `once`: a socket closes once, and `once` would wrap `free` for each tail.
-      socket.on('close', free);
-      readers.set(request, { reader, free });
+      connection.on('close', free);
+      readers.set(request, { reader, free, connection, response: reply.raw });
     },
     handler: async (request, reply) => {
+      const held = takeReader(request);
       // One controller ends the tail, whatever ends it (`TailEnding`).
       const ended = new AbortController();
       const writer = new JsonLineWriter({
@@ -198,7 +209,7 @@ export function sessionTailRoutes(app: FastifyInstance, deps: SessionTailDeps): 
           end(ended, 'lagging');
         },
       });
-      const lines = open(request, ended, writer.offer);
+      const lines = open(held, request.query, request.log, ended, writer.offer);
       reply.raw.on('close', () => {
         end(ended, 'gone');
       });
@@ -211,16 +222,38 @@ export function sessionTailRoutes(app: FastifyInstance, deps: SessionTailDeps): 
         reply.raw.destroy();
       } finally {
         close(ended);
-        release(request);
+        release(held);
         deps.metrics.tailClosed('ndjson');
       }
     },
     // Not async: `@fastify/websocket` holds a handler's promise, and a function to catch
     // it with, for as long as the tail is open; `serveSocket` catches its own failures.
+    // The tail takes what it needs of the request (its reader, query and logger) and lets
+    // go of the rest, which the open connection would otherwise keep (`upgraded.ts`).
     wsHandler: (socket, request) => {
-      void serveSocket(socket, request);
+      const { response, ...held } = takeReader(request);
+      releaseUpgrade({ socket, response, log: request.log });
+      // The tail frees its slot when it ends, which the socket's close ends: the
+      // connection need not listen for that too.
+      held.connection.off('close', held.free);
+      serveSocket(socket, held, request.query, request.log);
     },
   });
+}
+
+/** A tail's verified reader and slot, taken before its handler runs. */
+interface Verified {
+  readonly reader: TailReader;
+  /** Frees the tail's slot; also listens for its connection's close until the tail ends. */
+  readonly free: () => void;
+  /** The request's connection. */
+  readonly connection: Socket;
+}
+
+/** A verified tail whose handler has not run yet. */
+interface Pending extends Verified {
+  /** The request's response, which an upgraded socket detaches (`releaseUpgrade`). */
+  readonly response: ServerResponse;
 }
 
 /** Ends `tail` with `ending`, which its last line tells (`tailLines`). */

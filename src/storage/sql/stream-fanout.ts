@@ -25,7 +25,7 @@
 import type { StoredRecord } from '../log-store.ts';
 import type { LogPage } from './log-reads.ts';
 import { Subscription, type FedRecord } from '../subscription.ts';
-import type { Wakeups } from './wakeups.ts';
+import type { WakeListener, Wakeups } from './wakeups.ts';
 
 /** Records per read of a feed; a fuller answer is followed by another read at once. */
 const READ_LIMIT = 256;
@@ -46,7 +46,8 @@ interface Feed {
   reading: boolean;
   /** A wake came during the read in flight: read once more after it. */
   again: boolean;
-  quiet: () => void;
+  /** Hears the stream's wakes (`Wakeups.listen`) while the feed lives. */
+  readonly woken: WakeListener;
 }
 
 /** Multiplexes the tails of a store instance onto one reader per stream. */
@@ -102,7 +103,7 @@ export class StreamFanout {
   close(): void {
     this.#closed = true;
     for (const feed of this.#feeds.values()) {
-      feed.quiet();
+      this.#options.wakeups.unlisten(feed.stream, feed.woken);
       for (const subscription of feed.subs) subscription.end();
     }
     this.#feeds.clear();
@@ -116,14 +117,14 @@ export class StreamFanout {
       subs: new Set(),
       reading: false,
       again: false,
-      quiet: () => undefined,
+      woken: (head, records) => {
+        if (head !== undefined && head <= feed.pos) return;
+        // Records a notification carried are committed, like this instance's own.
+        if (records === undefined) this.#pump(feed);
+        else this.offer(stream, records, false);
+      },
     };
-    feed.quiet = this.#options.wakeups.listen(stream, (head, records) => {
-      if (head !== undefined && head <= feed.pos) return;
-      // Records a notification carried are committed, like this instance's own.
-      if (records === undefined) this.#pump(feed);
-      else this.offer(stream, records, false);
-    });
+    this.#options.wakeups.listen(stream, feed.woken);
     this.#feeds.set(stream, feed);
     this.#pump(feed);
     return feed;
@@ -186,7 +187,7 @@ export class StreamFanout {
   #retire(feed: Feed): void {
     if (this.#feeds.get(feed.stream) !== feed) return;
     this.#feeds.delete(feed.stream);
-    feed.quiet();
+    this.#options.wakeups.unlisten(feed.stream, feed.woken);
   }
 
   #live(feed: Feed): boolean {

@@ -24,26 +24,38 @@ export type WakeListener = (
 ) => void;
 
 export class Wakeups {
-  readonly #streams = new Map<string, Set<WakeListener>>();
+  /**
+   * The listeners of each followed stream: the one listener itself while there is one,
+   * as there is for a stream's one feed, else a set of them. A stream with a live tail is
+   * followed for as long as the tail is open, and a set for its one listener would be
+   * held for each.
+   */
+  readonly #streams = new Map<string, WakeListener | Set<WakeListener>>();
 
-  /** Calls `listener` on every wake of `stream` until the answered function is called. */
-  listen(stream: string, listener: WakeListener): () => void {
-    let listeners = this.#streams.get(stream);
-    if (listeners === undefined) {
-      listeners = new Set();
-      this.#streams.set(stream, listeners);
+  /** Calls `listener` on every wake of `stream` until `unlisten` is called with it. */
+  listen(stream: string, listener: WakeListener): void {
+    const held = this.#streams.get(stream);
+    if (held === undefined) this.#streams.set(stream, listener);
+    else if (typeof held === 'function') this.#streams.set(stream, new Set([held, listener]));
+    else held.add(listener);
+  }
+
+  /** Stops calling `listener` on the wakes of `stream`. */
+  unlisten(stream: string, listener: WakeListener): void {
+    const held = this.#streams.get(stream);
+    if (held === listener) {
+      this.#streams.delete(stream);
+    } else if (typeof held === 'object') {
+      held.delete(listener);
+      if (held.size === 0) this.#streams.delete(stream);
     }
-    listeners.add(listener);
-    return () => {
-      const set = this.#streams.get(stream);
-      set?.delete(listener);
-      if (set?.size === 0) this.#streams.delete(stream);
-    };
   }
 
   /** Something landed on `stream`, up to `head` when known: `records` when told. */
   wake(stream: string, head?: number, records?: readonly StoredRecord[]): void {
-    for (const listener of this.#streams.get(stream) ?? []) listener(head, records);
+    const held = this.#streams.get(stream);
+    if (typeof held === 'function') held(head, records);
+    else if (held !== undefined) for (const listener of held) listener(head, records);
   }
 
   /** Anything may have landed anywhere (a lost notification channel came back). */

@@ -2,9 +2,13 @@
  * Every open tail holds what it listens to, so the tails listen to as little as they can:
  * the service's shutdown signal is heard once for every tail of the app, not once per
  * tail, and a log store's tail listens to its reader's signal only while it waits for a
- * record, and lets go of it once it ends.
+ * record, and lets go of it once it ends. An open WebSocket tail keeps nothing of the
+ * HTTP request that opened it.
  */
 import { getEventListeners } from 'node:events';
+import type { IncomingMessage } from 'node:http';
+import { setFlagsFromString } from 'node:v8';
+import { runInNewContext } from 'node:vm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { LOG_ONLY, startTestApp, type TestApp } from '../../support/app.ts';
 import {
@@ -74,5 +78,61 @@ describe('an ended tail', () => {
     reader.abort();
     expect((await waiting).done).toBe(true);
     expect(listeners(reader.signal)).toBe(0);
+  });
+});
+
+/** A full collection, so that what nothing holds is gone (`WeakRef.deref`). */
+async function collect(): Promise<void> {
+  setFlagsFromString('--expose-gc');
+  const gc = runInNewContext('gc') as (options: { type: 'major'; execution: 'sync' }) => void;
+  // A WeakRef read in this turn holds its target until the turn ends.
+  await new Promise((resolve) => setImmediate(resolve));
+  gc({ type: 'major', execution: 'sync' });
+}
+
+describe('an open WebSocket tail', () => {
+  it('lets go of its upgrade request, and still serves its lines', async () => {
+    const session = await openTestSession(harness);
+    const token = await tokenFor(harness, session);
+    const requests: WeakRef<IncomingMessage>[] = [];
+    const upgrading = (request: IncomingMessage): void => {
+      requests.push(new WeakRef(request));
+    };
+    harness.app.server.on('upgrade', upgrading);
+    const tail = await wsTail(
+      `${base.replace('http', 'ws')}/sessions/${session.id}/events?from=1`,
+      { headers: { authorization: `Bearer ${token}` } },
+    ).finally(() => {
+      harness.app.server.off('upgrade', upgrading);
+    });
+    try {
+      await append(harness, session, [record('message.submitted', { text: 'first' })]);
+      await until(() => tail.lines.length === 1, 'the tail to read the first line');
+      await collect();
+      expect(requests).toHaveLength(1);
+      expect(requests[0]?.deref()).toBeUndefined();
+      await append(harness, session, [record('message.submitted', { text: 'second' })]);
+      await until(() => tail.lines.length === 2, 'the tail to read the second line');
+    } finally {
+      tail.stop();
+      await tail.done;
+    }
+  });
+
+  it('still logs a failed connection with its request id, and ends it', async () => {
+    const session = await openTestSession(harness);
+    const token = await tokenFor(harness, session);
+    const tail = await wsTail(
+      `${base.replace('http', 'ws')}/sessions/${session.id}/events?from=1`,
+      { headers: { authorization: `Bearer ${token}`, 'x-request-id': 'ws-failed-probe' } },
+    );
+    // A message over the body limit (64 KiB here) fails the connection on the server.
+    tail.socket.send(Buffer.alloc(128 * 1024));
+    await tail.closed;
+    await until(
+      () =>
+        harness.logs.lines().some((line) => line.reqId === 'ws-failed-probe' && line.level === 50),
+      'the failure to be logged with the request id',
+    );
   });
 });
