@@ -16,6 +16,7 @@ import { DatabaseSync, type StatementSync } from 'node:sqlite';
 import { Unavailable } from '../../errors.ts';
 import type { SqlDialect, SqlDriver, SqlQueryable, SqlRow, SqlValue } from './driver.ts';
 import { loopTurns } from './loop-turns.ts';
+import { WalFlusher } from './wal-flusher.ts';
 
 const SQLITE_BUSY = 5;
 /** How long a write waits for another connection's write lock before giving up. */
@@ -64,6 +65,8 @@ export function openSqliteDriver(file: string, durability: SqliteDurability = 'f
   db.exec('PRAGMA journal_mode = WAL');
   db.exec(`PRAGMA synchronous = ${durability === 'full' ? 'FULL' : 'NORMAL'}`);
   db.exec('PRAGMA busy_timeout = 0');
+  // A `normal` connection's log is flushed off the loop before its checkpoints need it.
+  const flusher = durability === 'normal' ? new WalFlusher(file) : undefined;
   const statements = new Map<string, StatementSync>();
   let queue: Promise<unknown> = Promise.resolve();
   let closed = false;
@@ -87,6 +90,7 @@ export function openSqliteDriver(file: string, durability: SqliteDurability = 'f
   const serialise = <T>(task: () => Promise<T>): Promise<T> => {
     const start = (): Promise<T> => {
       if (closed) throw new Unavailable('store_closed', 'the SQLite store is closed');
+      flusher?.wrote();
       return task();
     };
     const result = queue.then(() => loopTurns.wait()?.then(start) ?? start());
@@ -159,7 +163,7 @@ export function openSqliteDriver(file: string, durability: SqliteDurability = 'f
         closed = true;
         statements.clear();
         db.close();
-        return Promise.resolve();
+        return flusher?.close() ?? Promise.resolve();
       });
       return closing;
     },
