@@ -185,6 +185,7 @@ function row(
       `append p99 ${pair(ours.appendP99, bare.appendP99)}`,
       `delivered ${ours.delivered}/${ours.expected}, ${bare.delivered}/${bare.expected}`,
       `failed appends ${ours.failedAppends}/${bare.failedAppends}`,
+      `server loop max ${pair(ours.server.window.loopMax, bare.server.window.loopMax)}`,
       `client loop p99 ${pair(ours.loopP99, bare.loopP99)}`,
     ].join('; '),
   ];
