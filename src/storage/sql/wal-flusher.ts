@@ -36,9 +36,14 @@ export class WalFlusher {
   }
 
   readonly #flush = (): void => {
-    this.#handle ??= open(this.#path, 'r').catch(() => null);
-    void this.#handle
-      .then((handle) => (this.#closed ? undefined : handle?.datasync()))
+    // A log not there yet (no write since the database was opened) is looked for again
+    // at the next flush.
+    const handle = (this.#handle ??= open(this.#path, 'r').catch(() => {
+      this.#handle = undefined;
+      return null;
+    }));
+    void handle
+      .then((opened) => (this.#closed ? undefined : opened?.datasync()))
       // A failed flush leaves the checkpoint to do it, as without this.
       .catch(() => undefined)
       .finally(() => {
