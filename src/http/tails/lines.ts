@@ -95,6 +95,11 @@ export class TokenRevoked extends Error {
  */
 export type TailEnding = 'gone' | 'expired' | 'stopping' | 'lagging' | TokenRevoked;
 
+/** Ends `tail` with `ending`, which its last line tells (`tailLines`). */
+export function endTail(tail: AbortController, ending: TailEnding): void {
+  tail.abort(ending);
+}
+
 function end(code: string, message: string, cursor: number | null): TailLine {
   return { Err: { code, message, cursor } };
 }

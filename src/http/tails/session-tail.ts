@@ -19,7 +19,7 @@ import type { LogStore } from '../../storage/log-store.ts';
 import type { ServiceMetrics } from '../../metrics/service-metrics.ts';
 import { problemResponses } from '../openapi-responses.ts';
 import { TAIL_LIMITS, TailSlots, type TailLimits } from './limits.ts';
-import { SharedLines, tailLines, type TailEnding } from './lines.ts';
+import { endTail, SharedLines, tailLines } from './lines.ts';
 import { jsonStreamAnswer, JsonLineWriter } from './ndjson.ts';
 import { Pacer } from './pacer.ts';
 import { sessionReader, type TailReader } from './session-reader.ts';
@@ -72,7 +72,7 @@ export function sessionTailRoutes(app: FastifyInstance, deps: SessionTailDeps): 
   // stopping ends them all through one listener here, not one per tail on its signal.
   const live = new Map<AbortController, Watched>();
   const stopping = (): void => {
-    for (const tail of live.keys()) end(tail, 'stopping');
+    for (const tail of live.keys()) endTail(tail, 'stopping');
   };
   deps.shutdown.addEventListener('abort', stopping, { once: true });
   app.addHook('onClose', () => {
@@ -109,7 +109,7 @@ export function sessionTailRoutes(app: FastifyInstance, deps: SessionTailDeps): 
     offer: (line: TailLine) => boolean,
   ) => {
     const { reader } = held;
-    if (deps.shutdown.aborted) end(ended, 'stopping');
+    if (deps.shutdown.aborted) endTail(ended, 'stopping');
     live.set(ended, standing.add(reader.verified, ended));
     return tailLines({
       log: deps.logStore,
@@ -150,7 +150,7 @@ export function sessionTailRoutes(app: FastifyInstance, deps: SessionTailDeps): 
     const ended = new AbortController();
     const lines = open(held, query, log, ended, sender.offer);
     socket.on('close', () => {
-      end(ended, 'gone');
+      endTail(ended, 'gone');
     });
     deps.metrics.tailOpened('websocket');
     const over = (): void => {
@@ -206,12 +206,12 @@ export function sessionTailRoutes(app: FastifyInstance, deps: SessionTailDeps): 
         live: true,
         buffer,
         onLag: () => {
-          end(ended, 'lagging');
+          endTail(ended, 'lagging');
         },
       });
       const lines = open(held, request.query, request.log, ended, writer.offer);
       reply.raw.on('close', () => {
-        end(ended, 'gone');
+        endTail(ended, 'gone');
       });
       deps.metrics.tailOpened('ndjson');
       try {
@@ -254,9 +254,4 @@ interface Verified {
 interface Pending extends Verified {
   /** The request's response, which an upgraded socket detaches (`releaseUpgrade`). */
   readonly response: ServerResponse;
-}
-
-/** Ends `tail` with `ending`, which its last line tells (`tailLines`). */
-function end(tail: AbortController, ending: TailEnding): void {
-  tail.abort(ending);
 }

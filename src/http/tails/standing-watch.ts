@@ -19,7 +19,7 @@ import type { Clock } from '../../clock.ts';
 import { Unauthenticated } from '../../errors.ts';
 import type { SessionCredential, SessionTokens } from '../../sessions/tokens.ts';
 import { Deadlines } from './deadlines.ts';
-import { TokenRevoked, type TailEnding } from './lines.ts';
+import { endTail, TokenRevoked } from './lines.ts';
 
 /** How often open tails' tokens are checked again. */
 const STANDING_CHECK_MS = 2_000;
@@ -34,11 +34,6 @@ export interface Watched {
   readonly at: number;
   slot: number;
 }
-
-/** Ends `tail` with `ending` (the tail's last line says why). */
-const end = (tail: AbortController, ending: TailEnding): void => {
-  tail.abort(ending);
-};
 
 /**
  * What a credential's standing depends on, as the key tails share one check under. A
@@ -67,7 +62,7 @@ export class StandingWatch {
     this.#tokens = tokens;
     this.#watched = new Deadlines(clock, (watched) => {
       this.#stopRounds();
-      end(watched.tail, 'expired');
+      endTail(watched.tail, 'expired');
     });
     this.#stopListening = tokens.onStandingChange(() => {
       this.#round();
@@ -141,7 +136,8 @@ export class StandingWatch {
       );
       if (refusal !== null) {
         const revoked = new TokenRevoked(refusal.message);
-        for (const watched of tails) if (this.#watched.remove(watched)) end(watched.tail, revoked);
+        for (const watched of tails)
+          if (this.#watched.remove(watched)) endTail(watched.tail, revoked);
         this.#stopRounds();
       }
       done += 1;
