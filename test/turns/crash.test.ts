@@ -65,6 +65,14 @@ async function start(env: Record<string, string>): Promise<ServiceProcess> {
   return service;
 }
 
+/** Kills `first` with SIGKILL and starts the service again on `env`: a client of it. */
+async function restart(first: ServiceProcess, env: Record<string, string>): Promise<TurnClient> {
+  await first.kill();
+  running.splice(running.indexOf(first), 1);
+  const second = await start(env);
+  return new TurnClient(second.url, OPERATOR_TOKEN);
+}
+
 /** No step landed twice: idem keys are unique and every started turn ended once. */
 function expectNoDuplicateSteps(records: readonly TailRecord[]): void {
   const idems = records.map((r) => r.envelope.idem).filter((idem) => idem !== null);
@@ -95,11 +103,8 @@ describe('turns across kill -9', () => {
     const opened = await client.open(key);
     await client.send(opened, '/slow 1500');
     await client.until(opened, (records) => kinds(records).includes('turn.started'));
-    await first.kill();
-    running.splice(running.indexOf(first), 1);
 
-    const second = await start(env);
-    const again = new TurnClient(second.url, OPERATOR_TOKEN);
+    const again = await restart(first, env);
     const records = await again.turnsEnded(opened, 1, LEASE_MS + 10_000);
     expect(kinds(records)).toEqual([
       'session.opened',
@@ -128,11 +133,8 @@ describe('turns across kill -9', () => {
     await client.turnsEnded(opened, 2);
     await client.send(opened, '/slow 1500');
     expect(await drivingAppends(first.url)).toEqual({ marked: 2, held: 1 });
-    await first.kill();
-    running.splice(running.indexOf(first), 1);
 
-    const second = await start(env);
-    const again = new TurnClient(second.url, OPERATOR_TOKEN);
+    const again = await restart(first, env);
     const records = await again.turnsEnded(opened, 3, LEASE_MS + 10_000);
     expect(records.at(-1)?.body.reason).toBe('completed');
     expect(records.filter((r) => r.envelope.kind.name === 'model.output').at(-1)?.body.text).toBe(
@@ -159,12 +161,9 @@ describe('turns across kill -9', () => {
     expect(before).toEqual({ marked: 2, held: 0 });
     await client.cancel(opened);
     expect(await drivingAppends(first.url)).toEqual({ marked: 3, held: 0 });
-    await first.kill();
-    running.splice(running.indexOf(first), 1);
 
     // Driven at once after the restart, not when the retry would have been due.
-    const second = await start(env);
-    const again = new TurnClient(second.url, OPERATOR_TOKEN);
+    const again = await restart(first, env);
     const records = await again.turnsEnded(opened, 2, LEASE_MS + 10_000);
     expect(records.at(-1)?.body.reason).toBe('cancelled');
     expectNoDuplicateSteps(records);
@@ -182,11 +181,8 @@ describe('turns across kill -9', () => {
     );
     const failed = failedLog.find((r) => r.envelope.kind.name === 'inference.failed');
     expect(failed?.body.retry_in).toBe(3000);
-    await first.kill();
-    running.splice(running.indexOf(first), 1);
 
-    const second = await start(env);
-    const again = new TurnClient(second.url, OPERATOR_TOKEN);
+    const again = await restart(first, env);
     const records = await again.turnsEnded(opened, 1, LEASE_MS + 15_000);
     const output = records.find((r) => r.envelope.kind.name === 'model.output');
     // Due at the failure's `at` + retry_in, not at the restart and not lost.
@@ -218,11 +214,8 @@ describe('turns across kill -9', () => {
       expect(Date.now()).toBeLessThan(deadline);
       await new Promise((resolve) => setTimeout(resolve, 100));
     }
-    await first.kill();
-    running.splice(running.indexOf(first), 1);
 
-    const second = await start(env);
-    const again = new TurnClient(second.url, OPERATOR_TOKEN);
+    const again = await restart(first, env);
     // Restored at the head, the state answers what the replayed one answered.
     expect((await again.status(opened)).live).toEqual(before.live);
     await again.send(opened, 'and one more');
