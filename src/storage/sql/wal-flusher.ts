@@ -9,8 +9,8 @@
  * half second, 3 to 5 ms with the loop held each time: the 100 x 1 latency rows of
  * `npm run bench` read 4 to 12 ms at p99 with it, 2.3 to 4.6 without checkpoints at all.
  * Here the log file is fdatasync'd every `FLUSH_MS` while the connection is written to,
- * through `fs.fdatasync`, which runs off the loop; a checkpoint then finds little of the
- * log not yet on disk. It only flushes sooner what would be flushed anyway.
+ * through `FileHandle.datasync`, which runs off the loop; a checkpoint then finds little
+ * of the log not yet on disk. It only flushes sooner what would be flushed anyway.
  */
 import { open, type FileHandle } from 'node:fs/promises';
 
