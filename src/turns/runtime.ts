@@ -89,8 +89,8 @@ export class TurnRuntime {
    * record is driven even if the process dies once it landed. The session is marked due,
    * durably; or, when the driver here holds the session and its entry is known due, the
    * record is admitted on that entry (`due-standing.ts`), a work-store round trip less on
-   * each append of a busy session. `landed` follows once the record landed; an append
-   * that failed releases the admission.
+   * each append of a busy session. The caller releases the admission once the append
+   * landed or failed, and calls `landed` with it after a landing.
    */
   async admit(session: string): Promise<Admission> {
     const held = this.#runner.hold(session);
@@ -118,10 +118,10 @@ export class TurnRuntime {
    * read the due entry's stamp before the record landed and be about to settle with it, so
    * the entry is marked again (that settle then fails and the driver looks again; one that
    * reads the stamp later sees the record in the catch-up that follows its read), and the
-   * lease is tried once more in case that driver has just left.
+   * lease is tried once more in case that driver has just left. `admission`, released
+   * already, says whether the record must be marked after all.
    */
   async landed(session: string, admission: Admission = MARKED): Promise<void> {
-    admission.release();
     if (admission.lapsed()) await this.mark(session);
     // A session found without a usable option waits for the sweep, which its mark has
     // made it due for, rather than costing a driver start per message.
