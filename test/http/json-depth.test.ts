@@ -59,6 +59,23 @@ describe('a body nested too deep', () => {
     expect(answer.body).toMatchObject({ code: 'too_deep', field: 'body' });
   });
 
+  it('is named for its depth when it is also broken or holds a poisoned key', async () => {
+    for (const text of [
+      nested(10_000, '{"__proto__":{"polluted":true}}'),
+      `${nested(10_000)},`,
+      nested(65, '{"constructor":{"prototype":{"polluted":true}}}'),
+    ]) {
+      const answer = await post('/appdoc', text, null);
+      expect(answer.status).toBe(400);
+      expect(answer.body).toMatchObject({ code: 'too_deep', field: 'body', max_depth: 64 });
+    }
+  });
+
+  it('names the bracket that went past the bound', async () => {
+    const answer = await post('/appdoc', `{"a":${nested(70)}}`, null);
+    expect(answer.body).toMatchObject({ code: 'too_deep', position: 68 });
+  });
+
   it('lets a body exactly at the bound through to validation', async () => {
     const answer = await post('/appdoc', nested(MAX_JSON_DEPTH), null);
     expect(answer.status).toBe(400);
