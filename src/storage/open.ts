@@ -10,6 +10,7 @@ import type { ControlStore } from './control-store.ts';
 import type { LogStore } from './log-store.ts';
 import type { SecretsKeyring } from './secret-box.ts';
 import { coalesceWrites } from './redis/coalesced-writes.ts';
+import { watchSilence } from './redis/silence-watch.ts';
 import type { LogClient } from './redis/scripts.ts';
 import { openRedisLogStore, type RedisLogStore } from './redis/store.ts';
 import { openPostgresStores, openSqliteStores, type SqlStores } from './sql/open.ts';
@@ -32,10 +33,10 @@ export interface Stores {
   readonly work: WorkStore;
   /**
    * A command connection to the log's Redis, when `REDIS_URL` is set, that the rate limits
-   * count through (`src/http/rate-limit.ts`): its own, with a short command timeout, so a
-   * Redis that went silent costs a request `RATE_LIMIT_COMMAND_MS` (it then passes
+   * count through (`src/http/rate-limit.ts`): its own, with a short deadline, so a Redis
+   * that went silent costs a request at most about `RATE_LIMIT_COMMAND_MS` (it then passes
    * uncounted) before its own store command meets the outage, not a whole command
-   * timeout more. Closed with the stores.
+   * deadline more. Closed with the stores.
    */
   readonly redis?: LogClient;
   /** Closes the log store (ending its tails), then the control and work stores. */
@@ -94,7 +95,9 @@ const RATE_LIMIT_COMMAND_MS = 250;
 
 /**
  * Opens a connection like `client`'s (the same node or nodes and settings) for the rate
- * limits, with a command timeout of its own (see `Stores.redis`).
+ * limits, with a deadline of its own (see `Stores.redis`): on a standalone server a
+ * watch of the connection (`silence-watch.ts`), which fails the counts waiting on it
+ * once it has said nothing for `RATE_LIMIT_COMMAND_MS`, and reconnects.
  */
 export async function openRateLimitClient(client: LogClient): Promise<LogClient> {
   const name = client instanceof Cluster ? undefined : client.options.connectionName;
@@ -103,14 +106,14 @@ export async function openRateLimitClient(client: LogClient): Promise<LogClient>
       ? client.duplicate(undefined, {
           redisOptions: { ...client.options.redisOptions, commandTimeout: RATE_LIMIT_COMMAND_MS },
         })
-      : client.duplicate({
-          commandTimeout: RATE_LIMIT_COMMAND_MS,
-          ...(name === undefined ? {} : { connectionName: `${name}:rate-limit` }),
-        });
+      : client.duplicate(name === undefined ? {} : { connectionName: `${name}:rate-limit` });
   // Its outages are the log client's too, which reports them (`onError`); while it is
   // down, requests pass uncounted.
   counting.on('error', () => undefined);
-  if (!(counting instanceof Cluster)) coalesceWrites(counting);
+  if (!(counting instanceof Cluster)) {
+    coalesceWrites(counting);
+    watchSilence(counting, RATE_LIMIT_COMMAND_MS);
+  }
   try {
     await counting.connect();
   } catch (error) {

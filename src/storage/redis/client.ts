@@ -5,6 +5,7 @@
  */
 import { Cluster, Redis, type RedisOptions } from 'ioredis';
 import { coalesceWrites } from './coalesced-writes.ts';
+import { watchSilence } from './silence-watch.ts';
 import type { RedisTarget } from './target.ts';
 import type { ReaderTopology } from './feed.ts';
 
@@ -33,8 +34,10 @@ const MAX_REDIRECTIONS = 64;
  * - `maxRetriesPerRequest: 0` and no resending: the commands in flight when the
  *   connection drops fail with it; they are never sent again on the next connection (an
  *   append the server did run is found by its idempotency key when the client retries).
- * - A command that gets no answer within `COMMAND_TIMEOUT_MS` fails (a link that went
- *   silent), and a connection attempt gives up after `CONNECT_TIMEOUT_MS`.
+ * - Commands left without any answer on the connection for `COMMAND_TIMEOUT_MS` fail,
+ *   all of them, and the client reconnects (a link that went silent; `silence-watch.ts`,
+ *   one timer per connection rather than ioredis's `commandTimeout`, one per command),
+ *   and a connection attempt gives up after `CONNECT_TIMEOUT_MS`.
  * - It reconnects by itself, every second at the slowest, so service resumes within about
  *   a second of Redis coming back.
  */
@@ -46,7 +49,6 @@ const FAIL_FAST: RedisOptions = {
   enableOfflineQueue: false,
   maxRetriesPerRequest: 0,
   autoResendUnfulfilledCommands: false,
-  commandTimeout: COMMAND_TIMEOUT_MS,
   connectTimeout: CONNECT_TIMEOUT_MS,
   retryStrategy: (times) => Math.min(times * 50, RECONNECT_MAX_MS),
 };
@@ -66,6 +68,7 @@ export function commandClient(target: RedisTarget, name: string): LogConnection 
   if (target.kind === 'standalone') {
     const client = new Redis(target.url, { ...FAIL_FAST, lazyConnect: true, connectionName });
     coalesceWrites(client);
+    watchSilence(client, COMMAND_TIMEOUT_MS);
     return { kind: 'standalone', client };
   }
   const client = new Cluster(
@@ -96,6 +99,9 @@ export function readerTopology(connection: LogConnection, name: string): ReaderT
     lazyConnect: false,
     retryStrategy: () => null,
     autoResubscribe: false,
+    // A subscription's few commands keep a deadline each (the command client's watch
+    // would read a quiet channel as a silent link).
+    commandTimeout: COMMAND_TIMEOUT_MS,
     // The first subscription waits for the connection rather than fail.
     enableOfflineQueue: true,
   };
