@@ -33,6 +33,21 @@ describe('envelopesJson', () => {
     );
   });
 
+  it('writes the same text whatever order the store built the fields in', () => {
+    fc.assert(
+      fc.property(fc.array(envelope, { maxLength: 6 }), (envelopes) => {
+        const reordered = envelopes.map((built) => {
+          const kind = Object.fromEntries(Object.entries(built.kind).reverse());
+          return Object.fromEntries(
+            Object.entries({ ...built, kind }).reverse(),
+          ) as unknown as Envelope;
+        });
+        expect(envelopesJson(reordered)).toBe(zodJson(envelopes));
+      }),
+      { numRuns: 200 },
+    );
+  });
+
   it('writes every field of the schema, and only those', () => {
     const landed: Envelope = {
       at: 1_700_000_000_000,
