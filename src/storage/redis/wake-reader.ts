@@ -19,10 +19,11 @@
  * for a MOVED answer to SSUBSCRIBE), and when a connection ends, the reader refreshes
  * the slot map, subscribes at the new owner and reads. While a slot migrates, the
  * scripts run on the importing master, whose wakes no one hears until the slot hands
- * over; the backstop, a read of every stream every few seconds, bounds that wait and
- * any other lost wake (a link gone silent, a process of an older version).
+ * over; the backstop, a read of every stream every few seconds (`backstop.ts`), bounds
+ * that wait and any other lost wake (a link gone silent, a process of an older version).
  */
 import type { Redis } from 'ioredis';
+import { Backstop } from './backstop.ts';
 import { parseEntries, type LogEntry, type RawEntry } from './entries.ts';
 import type { LogFeed, ReaderTopology } from './feed.ts';
 import { fanOut, fanOutLanded, type FannedStream } from './fan-out.ts';
@@ -33,8 +34,6 @@ import { Subscription } from '../subscription.ts';
 const READ_COUNT = 500;
 /** Pause after a failed read or subscription (a master down, a slot moving). */
 const RETRY_MS = 200;
-/** Reads every followed stream this often, whatever the wakes said. */
-const BACKSTOP_MS = 5_000;
 
 interface Watch extends FannedStream {
   readonly stream: string;
@@ -71,7 +70,7 @@ export class WakeReader implements LogFeed {
   readonly #byChannel = new Map<string, Watch>();
   readonly #links = new Map<string, Link>();
   readonly #tasks = new Set<Promise<void>>();
-  #backstop: NodeJS.Timeout | undefined;
+  readonly #backstop = new Backstop(this.#watches);
   /** Streams woken in this round of I/O, and the highest head each wake named. */
   #wakes = new Map<Watch, number>();
   #closed = false;
@@ -104,9 +103,7 @@ export class WakeReader implements LogFeed {
     }
     const subscription = new Subscription(stream, watch.pos, this.#options.capacity);
     watch.subs.add(subscription);
-    this.#backstop ??= setInterval(() => {
-      for (const followed of this.#watches.values()) followed.read();
-    }, BACKSTOP_MS).unref();
+    this.#backstop.start();
     return subscription;
   }
 
@@ -126,7 +123,7 @@ export class WakeReader implements LogFeed {
   /** Ends every subscription and every master connection. */
   async close(): Promise<void> {
     this.#closed = true;
-    clearInterval(this.#backstop);
+    this.#backstop.stop();
     for (const watch of this.#watches.values()) {
       for (const subscription of watch.subs) subscription.end();
     }

@@ -7,6 +7,7 @@ import { randomBytes, randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { LogStore, StoredRecord } from '../../../src/storage/log-store.ts';
 import { collect, pendingRecord, within } from '../../contracts/log-store-fixture.ts';
+import { entryId, FIELD, sessionKeys } from '../../../src/storage/redis/keys.ts';
 import { redisFixture, type RedisFixture } from './redis-fixture.ts';
 
 let fixture: RedisFixture;
@@ -143,6 +144,40 @@ describe('redis tails share one reader per instance', () => {
     // The tail has all it asked for and left: the new connection follows nothing now.
     const [again] = await subscribedReader(name, 0);
     expect(again?.get('id')).not.toBe(reader?.get('id'));
+  });
+
+  it('reads every followed stream in its backstop round, spread over it, when wakes are lost', async () => {
+    const name = `backstop-${randomBytes(4).toString('hex')}`;
+    const store = await fixture.open({ name });
+    const streams = Array.from({ length: 200 }, () => `s-${randomUUID()}`);
+    const arrivals = streams.map(async (stream) => {
+      const [record] = await collect(store.tail(stream, { from: 1, to: 2 }));
+      return { cursor: record?.envelope.cursor, at: Date.now() };
+    }, 15_000);
+    await subscribedReader(name, streams.length);
+    // Entries written as the append script writes them, with no wake published.
+    const started = Date.now();
+    for (const stream of streams) {
+      const { log } = sessionKeys(fixture.prefix, stream);
+      await fixture.admin.xadd(
+        log,
+        entryId(1),
+        FIELD.at,
+        String(started),
+        FIELD.kind,
+        'message.submitted@1',
+        FIELD.producer,
+        'principal:ada',
+        FIELD.body,
+        '{"text":"hi"}',
+      );
+    }
+    const seen = await within(7000, Promise.all(arrivals), 'the backstop reads');
+    expect(seen.map((arrival) => arrival.cursor)).toEqual(streams.map(() => 1));
+    const times = seen.map((arrival) => arrival.at - started);
+    // A round is 5 s, read a fiftieth at a time: not all of it in one burst.
+    expect(Math.max(...times)).toBeLessThan(6000);
+    expect(Math.max(...times) - Math.min(...times)).toBeGreaterThan(1000);
   });
 
   it('follows appends racing from two other instances, each record once in order', async () => {
