@@ -1,14 +1,10 @@
 /**
  * The marks of appends that drive turns (`TurnRuntime.mark`), written with group commit:
- * the marks asked for in one turn of the event loop go together, in one statement, at the
- * end of it (`setImmediate`, once the turn's I/O has been handled); marks that come while
- * one is written wait for it and then go together too. Under load an append's mark thus
- * costs a share of one statement instead of one each: written at once, the mark of each
- * request went alone, since a request runs to its mark before the next one of the same
- * turn is read, and on the embedded store that was a tenth of a one-record append's CPU
- * (`npm run bench`). A quiet service adds no more wait than the rest of its loop turn.
- * Every caller resolves only once its own mark is durable, so a driving record still never
- * lands before its session is due.
+ * a mark with none under way is written at once, alone; marks that come while one is
+ * written wait for it and then go together, in one statement. Under load an append's
+ * mark thus costs a share of one round trip instead of one each, and a quiet service
+ * adds no wait. Every caller resolves only once its own mark is durable, so a driving
+ * record still never lands before its session is due.
  */
 import type { WorkStore } from '../storage/work-store.ts';
 
@@ -26,7 +22,6 @@ export class DueMarks {
   readonly #work: WorkStore;
   #waiting: Waiting[] = [];
   #writing = false;
-  #scheduled = false;
 
   constructor(work: WorkStore) {
     this.#work = work;
@@ -36,12 +31,7 @@ export class DueMarks {
   mark(session: string, at: number): Promise<void> {
     return new Promise((resolve, reject) => {
       this.#waiting.push({ session, at, resolve, reject });
-      if (this.#writing || this.#scheduled) return;
-      this.#scheduled = true;
-      setImmediate(() => {
-        this.#scheduled = false;
-        if (!this.#writing) void this.#write();
-      });
+      if (!this.#writing) void this.#write();
     });
   }
 
