@@ -9,8 +9,7 @@ import type { Clock } from '../clock.ts';
 import type { ControlStore } from './control-store.ts';
 import type { LogStore } from './log-store.ts';
 import type { SecretsKeyring } from './secret-box.ts';
-import { coalesceWrites } from './redis/coalesced-writes.ts';
-import { watchSilence } from './redis/silence-watch.ts';
+import { standaloneCommands } from './redis/client.ts';
 import type { LogClient } from './redis/scripts.ts';
 import { openRedisLogStore, type RedisLogStore } from './redis/store.ts';
 import { openPostgresStores, openSqliteStores, type SqlStores } from './sql/open.ts';
@@ -110,10 +109,7 @@ export async function openRateLimitClient(client: LogClient): Promise<LogClient>
   // Its outages are the log client's too, which reports them (`onError`); while it is
   // down, requests pass uncounted.
   counting.on('error', () => undefined);
-  if (!(counting instanceof Cluster)) {
-    coalesceWrites(counting);
-    watchSilence(counting, RATE_LIMIT_COMMAND_MS);
-  }
+  if (!(counting instanceof Cluster)) standaloneCommands(counting, RATE_LIMIT_COMMAND_MS);
   try {
     await counting.connect();
   } catch (error) {

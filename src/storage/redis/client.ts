@@ -67,8 +67,7 @@ export function commandClient(target: RedisTarget, name: string): LogConnection 
   const connectionName = `${name}:command`;
   if (target.kind === 'standalone') {
     const client = new Redis(target.url, { ...FAIL_FAST, lazyConnect: true, connectionName });
-    coalesceWrites(client);
-    watchSilence(client, COMMAND_TIMEOUT_MS);
+    standaloneCommands(client, COMMAND_TIMEOUT_MS);
     return { kind: 'standalone', client };
   }
   const client = new Cluster(
@@ -81,6 +80,17 @@ export function commandClient(target: RedisTarget, name: string): LogConnection 
     },
   );
   return { kind: 'cluster', client, target };
+}
+
+/**
+ * Makes `client` a command connection to a standalone server: a round's commands leave in
+ * one write (`coalesced-writes.ts`), and commands waiting with the connection silent for
+ * `deadlineMs` fail (`silence-watch.ts`). The log store's client and the rate limits' own
+ * (`openRateLimitClient`) are both made so.
+ */
+export function standaloneCommands(client: Redis, deadlineMs: number): void {
+  coalesceWrites(client);
+  watchSilence(client, deadlineMs);
 }
 
 /** The one node of a standalone server, as the reader names it. */

@@ -4,8 +4,8 @@
  * ioredis's `commandTimeout` arms a timer for every command and, once it is answered,
  * clears it and deletes the timer's property from the command, which leaves each command
  * a slow dictionary-mode object: on one-record appends (two commands each, the rate
- * limit's count and the append) the two clients' timers cost about 6% of the service's
- * CPU per request (`npm run bench`). What the deadline is for is a link that went silent,
+ * limit's count and the append) the two clients' timers cost about 7% of the service's
+ * CPU per record (`npm run bench`, two runs against two). What the deadline is for is a link that went silent,
  * and that is a property of the connection: here one timer per connection looks, a few
  * times per deadline, whether commands are waiting and nothing at all has been read from
  * the socket since it last looked. After `limitMs` of that, the socket is destroyed: every
