@@ -47,6 +47,9 @@ export interface Throughput {
   /** The server's event-loop delay p99 and longest GC pause, ms: the worst round's. */
   readonly loopP99: number;
   readonly gcMaxMs: number;
+  /** Bytes the server allocated per record, and its collections' time per record in µs. */
+  readonly allocatedPerRecord: number;
+  readonly gcPerRecord: number;
 }
 
 /**
@@ -91,6 +94,8 @@ class Tally {
   redisCpu = 0;
   loopP99 = 0;
   gcMaxMs = 0;
+  allocated = 0;
+  gcMs = 0;
 
   async run(target: Target, body: string, probe: CpuProbe): Promise<void> {
     const before = await probe();
@@ -101,6 +106,8 @@ class Tally {
     // The window since `before`: this round alone.
     this.loopP99 = Math.max(this.loopP99, after.window.loopP99);
     this.gcMaxMs = Math.max(this.gcMaxMs, after.window.gcMaxMs);
+    this.allocated += after.window.allocatedBytes;
+    this.gcMs += after.window.gcTotalMs;
     this.add(result);
   }
 
@@ -122,6 +129,8 @@ class Tally {
       redisCpuPerRecord: this.redisCpu / (this.ok * batch),
       loopP99: this.loopP99,
       gcMaxMs: this.gcMaxMs,
+      allocatedPerRecord: this.allocated / (this.ok * batch),
+      gcPerRecord: (this.gcMs * 1000) / (this.ok * batch),
     };
   }
 }

@@ -65,6 +65,9 @@ const batches = ([1, 100] as const).filter(
 /** The throughput targets, ours / bare records/s. */
 const FLOORS = { 1: 0.75, 100: 0.6 } as const;
 
+/** Bytes as KB with one decimal. */
+const kb = (bytes: number): string => (bytes / 1024).toFixed(1);
+
 const began = performance.now();
 console.log(`load average at start: ${loadAverage()}`);
 
@@ -131,6 +134,8 @@ async function throughputRows(server: BenchServer, sessions: BenchSession[]): Pr
         [
           `server CPU µs/rec ${app.cpuPerRecord.toFixed(1)}/${bare.cpuPerRecord.toFixed(1)}`,
           `Redis CPU µs/rec ${app.redisCpuPerRecord.toFixed(1)}/${bare.redisCpuPerRecord.toFixed(1)}`,
+          `server alloc KB/rec ${kb(app.allocatedPerRecord)}/${kb(bare.allocatedPerRecord)}`,
+          `GC µs/rec ${app.gcPerRecord.toFixed(1)}/${bare.gcPerRecord.toFixed(1)}`,
           `answer p99 ${pair(app.latencyP99, bare.latencyP99)}`,
           `failures ${app.failures}/${bare.failures}`,
         ].join('; '),

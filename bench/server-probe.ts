@@ -16,7 +16,7 @@
  */
 import { existsSync, rmSync, writeFileSync } from 'node:fs';
 import { monitorEventLoopDelay, performance, PerformanceObserver } from 'node:perf_hooks';
-import { setFlagsFromString } from 'node:v8';
+import { GCProfiler, getHeapStatistics, setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
 
 /** One window of the probe. */
@@ -29,6 +29,13 @@ export interface ProbeWindow {
   readonly gcCount: number;
   readonly gcMaxMs: number;
   readonly gcTotalMs: number;
+  /**
+   * Bytes the process allocated on V8's heap in the window: what the used heap grew by
+   * between collections (`v8.GCProfiler` reads it before and after each), whether it
+   * lived or not. Unlike times, the same work allocates the same bytes on a busy machine
+   * as on a quiet one, so a change to a path's allocations shows from one run to the next.
+   */
+  readonly allocatedBytes: number;
   /** `process.memoryUsage()` when the window closed (after full collections when retained), bytes. */
   readonly memory: NodeJS.MemoryUsage;
   /** `process.getActiveResourcesInfo()` when the window closed, counted by type. */
@@ -53,9 +60,13 @@ export class Probe {
   /** Collections that began before this were the probe's own. */
   #ownUntil = 0;
   #collect: Collect | undefined;
+  #profiler = new GCProfiler();
+  /** The used heap when the window began. */
+  #usedAtStart = getHeapStatistics().used_heap_size;
 
   constructor() {
     this.#loop.enable();
+    this.#profiler.start();
     new PerformanceObserver((list) => {
       for (const entry of list.getEntries()) {
         if (entry.startTime < this.#ownUntil) continue;
@@ -79,6 +90,7 @@ export class Probe {
       for (let i = 0; i < COLLECTIONS; i += 1) this.#collect({ type: 'major', execution: 'sync' });
       this.#ownUntil = performance.now();
     }
+    const allocatedBytes = this.#allocated();
     const window: ProbeWindow = {
       loopP50: this.#loop.percentile(50) / 1e6,
       loopP99: this.#loop.percentile(99) / 1e6,
@@ -86,12 +98,29 @@ export class Probe {
       gcCount: this.#gc.count,
       gcMaxMs: this.#gc.max,
       gcTotalMs: this.#gc.total,
+      allocatedBytes,
       memory: process.memoryUsage(),
       resources: resources(),
     };
     this.#loop.reset();
     this.#gc = { count: 0, max: 0, total: 0 };
     return window;
+  }
+
+  /** Bytes allocated since the window began; starts the next window's count. */
+  #allocated(): number {
+    const collections = this.#profiler.stop().statistics;
+    let allocated = 0;
+    let used = this.#usedAtStart;
+    for (const { beforeGC, afterGC } of collections) {
+      allocated += Math.max(0, beforeGC.heapStatistics.usedHeapSize - used);
+      used = afterGC.heapStatistics.usedHeapSize;
+    }
+    const now = getHeapStatistics().used_heap_size;
+    allocated += Math.max(0, now - used);
+    this.#usedAtStart = now;
+    this.#profiler.start();
+    return allocated;
   }
 }
 
