@@ -18,7 +18,8 @@ const kind = fc.record({
   version: fc.integer({ min: 1, max: 3 }),
 });
 const offeredRecord = fc.record({ kind, body: fc.jsonValue() });
-const batch = fc.array(offeredRecord, { minLength: 1, maxLength: 8 });
+// From the empty batch, which the route refuses but the digest still has a text for.
+const batch = fc.array(offeredRecord, { maxLength: 8 });
 
 describe('batchFingerprint', () => {
   it('is the SHA-256 of the batch as one canonical JSON text', () => {
