@@ -54,9 +54,8 @@ describe('coalesceWrites', () => {
     const first = redis.set(`${prefix}small`, 'before');
     expect(socket().writableCorked).toBe(1);
     const large = redis.set(`${prefix}big`, big);
-    // Written within the round: nothing is left waiting in the socket.
+    // Handed to the system within the round: the socket is no longer corked.
     expect(socket().writableCorked).toBe(0);
-    expect(socket().writableLength).toBe(0);
     const after = redis.get(`${prefix}small`);
     expect(socket().writableCorked).toBe(1);
     expect(await Promise.all([first, large, after])).toEqual(['OK', 'OK', 'before']);
