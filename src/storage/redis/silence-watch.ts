@@ -5,15 +5,16 @@
  * clears it and deletes the timer's property from the command, which leaves each command
  * a slow dictionary-mode object: on one-record appends (two commands each, the rate
  * limit's count and the append) the two clients' timers cost about 7% of the service's
- * CPU per record (`npm run bench`, two runs against two). What the deadline is for is a link that went silent,
- * and that is a property of the connection: here one timer per connection looks, a few
- * times per deadline, whether commands are waiting and nothing at all has been read from
- * the socket since it last looked. After `limitMs` of that, the socket is destroyed: every
- * command in flight on it fails at once (`maxRetriesPerRequest: 0`, `client.ts`; read as
- * `Unavailable` by `failures.ts`), and the client reconnects. A command thus fails between
- * `limitMs` and `limitMs` plus a fifth of it after the connection last said anything,
- * where `commandTimeout` counted from the command's own write; a busy server that keeps
- * answering other commands is never cut.
+ * CPU per record (`npm run bench`, two runs against two). What the deadline is for is a
+ * link that went silent, and that is a property of the connection: here one timer per
+ * connection looks, a few times per deadline, whether commands are waiting and nothing at
+ * all has been read from the socket since it last looked. After `limitMs` of that, the
+ * socket is destroyed: every command in flight on it fails at once
+ * (`maxRetriesPerRequest: 0`, `client.ts`; read as `Unavailable` by `failures.ts`), and
+ * the client reconnects. A command thus fails between `limitMs` and `limitMs` plus a
+ * fifth of it after the connection last said anything, where `commandTimeout` counted
+ * from the command's own write; a busy server that keeps answering other commands is
+ * never cut.
  */
 import type { Socket } from 'node:net';
 import { performance } from 'node:perf_hooks';

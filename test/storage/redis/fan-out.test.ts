@@ -153,7 +153,7 @@ describe('redis tails share one reader per instance', () => {
     const arrivals = streams.map(async (stream) => {
       const [record] = await collect(store.tail(stream, { from: 1, to: 2 }));
       return { cursor: record?.envelope.cursor, at: Date.now() };
-    }, 15_000);
+    });
     await subscribedReader(name, streams.length);
     // Entries written as the append script writes them, with no wake published.
     const started = Date.now();
