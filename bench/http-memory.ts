@@ -5,18 +5,20 @@
  * The service is `node src/main.ts` as users run it embedded: SQLite in a fresh data
  * folder, no DATABASE_URL or REDIS_URL, started through `test/support/service-process.ts`
  * with the bench's probe preloaded (`server-probe.ts`: retained readings after full
- * collections). Its install is written into the folder's database before it starts, as
- * `http-server.ts` writes the install of the other parts (`test/support/install.ts`).
- * Every reading is taken after SETTLE_MS of quiet, the idle ones after IDLE_SETTLE_MS; RSS
- * is VmRSS of /proc/<pid>/status.
+ * collections). Its install is made through the public flow once it listens (see the last
+ * row). Every reading is taken after SETTLED_MS of quiet, once V8's memory reducer has run
+ * (see the idle row); the growth rows also give RSS after EARLY_MS, the burst they follow
+ * still held, in their notes. RSS is VmRSS of /proc/<pid>/status.
  *
  * Rows:
  * - idle: the service's RSS once started and settled, beside a bare Fastify process
  *   (`http-idle.ts`, with the same preload) settled the same way. Settled means after
  *   V8's memory reducer has run, which `src/main.ts` arms at start: it runs about 8 s
- *   after the allocation rate falls, so the idle readings wait IDLE_SETTLE_MS rather than
- *   SETTLE_MS after the install (3 s after it the service still holds what the install's
- *   requests grew). Target < 150 MB.
+ *   after the allocation rate falls, so every reading waits SETTLED_MS rather than
+ *   EARLY_MS (3 s after the install the service still holds what its requests grew; 3 s
+ *   after opening 10,000 sessions, 40 to 50 MB of pages the burst left to V8, which it
+ *   hands back some seconds later: `docs/benchmarks.md`, "Memory readings"). Target
+ *   < 150 MB.
  * - open 1,000 sessions: seconds to open 1,000 sessions through `POST /sessions`,
  *   PARALLEL at a time, beside 1,000 one-record appends through `POST
  *   /sessions/{id}/events` to already open sessions, as many at a time, on the same
@@ -52,9 +54,10 @@ import type { ProbeWindow } from './server-probe.ts';
 export const SESSIONS = 10_000;
 const TIMED = 1_000;
 const WARMUP_SESSIONS = 100;
-const SETTLE_MS = 3_000;
-/** Quiet before the idle readings: V8's memory reducer has run (see the idle row). */
-const IDLE_SETTLE_MS = 30_000;
+/** Quiet before the growth rows' early reading, in their notes. */
+const EARLY_MS = 3_000;
+/** Quiet before every row's reading: V8's memory reducer has run (see the idle row). */
+const SETTLED_MS = 30_000;
 /** As `http-server.ts`: the limiter runs, but the bench measures opens, not refusals. */
 const RATE_LIMIT = '10000000';
 const PROBE = fileURLToPath(new URL('server-probe.ts', import.meta.url));
@@ -86,6 +89,9 @@ async function probeWindow(pid: number, file: string, retained: boolean): Promis
 }
 
 interface Reading {
+  /** RSS after EARLY_MS of quiet. */
+  readonly early: number;
+  /** RSS after SETTLED_MS of quiet. */
   readonly standing: number;
   readonly retained: number;
   /** V8's heap after full collections: what is live, and what V8 holds for it. */
@@ -93,12 +99,15 @@ interface Reading {
   readonly heapTotal: number;
 }
 
-/** RSS as it stands and as retained, after SETTLE_MS of quiet. */
+/** RSS early and settled, then as retained after full collections. */
 async function reading(pid: number, file: string): Promise<Reading> {
-  await pause(SETTLE_MS);
+  await pause(EARLY_MS);
+  const early = await rss(pid);
+  await pause(SETTLED_MS - EARLY_MS);
   const standing = await rss(pid);
   const { memory } = await probeWindow(pid, file, true);
   return {
+    early,
     standing,
     retained: memory.rss,
     heapUsed: memory.heapUsed,
@@ -108,7 +117,7 @@ async function reading(pid: number, file: string): Promise<Reading> {
 
 /** Where retained memory sits: V8's live heap and the heap V8 holds, ours/baseline. */
 const heapNote = (ours: Reading, base: Reading): string =>
-  `heap used ${mb(ours.heapUsed)}/${mb(base.heapUsed)}, held ${mb(ours.heapTotal)}/${mb(base.heapTotal)}`;
+  `at ${EARLY_MS / 1000} s ${mb(ours.early)}/${mb(base.early)}; heap used ${mb(ours.heapUsed)}/${mb(base.heapUsed)}, held ${mb(ours.heapTotal)}/${mb(base.heapTotal)}`;
 
 /** The bare Fastify process's RSS, settled. */
 async function bareIdle(folder: string): Promise<number> {
@@ -118,7 +127,7 @@ async function bareIdle(folder: string): Promise<number> {
   });
   try {
     await once(child, 'message');
-    await pause(IDLE_SETTLE_MS);
+    await pause(SETTLED_MS);
     if (child.pid === undefined) throw new Error('the bare process has no pid');
     return await rss(child.pid);
   } finally {
@@ -158,7 +167,7 @@ export async function memoryRows(count = SESSIONS): Promise<{ rows: string[][]; 
     if (pid === undefined) throw new Error('the service has no pid');
     const paths = ourPaths(service.url);
     try {
-      await pause(IDLE_SETTLE_MS);
+      await pause(SETTLED_MS);
       const idle = await rss(pid);
 
       const warm = await openSessions(paths, install.key, WARMUP_SESSIONS);
@@ -240,8 +249,8 @@ export async function memoryRows(count = SESSIONS): Promise<{ rows: string[][]; 
           ],
         ],
         notes: [
-          'memory: the embedded service (node src/main.ts, SQLite); RSS as VmRSS after 3 s quiet',
-          '  (idle: after 30 s, once V8 has run its memory reducer),',
+          `memory: the embedded service (node src/main.ts, SQLite); RSS as VmRSS after ${SETTLED_MS / 1000} s quiet,`,
+          `  once V8 has run its memory reducer (notes: at ${EARLY_MS / 1000} s, the burst still held),`,
           '  retained after full collections; session actors passivate once opened (keepMs 0),',
           '  so a live session is one opened with a tail open on it',
         ],
