@@ -25,7 +25,7 @@ export type Listener = (entry: FedRecord) => boolean;
 /** Where a tail stands, for `handOver`. */
 export interface TailPosition {
   /** The cursor the tail yields next. */
-  readonly next: () => number;
+  readonly expected: () => number;
   /** The cursor the tail stops before (`to`), or Infinity. */
   readonly stop: number;
   /** True once the tail is to end (past `to`, aborted, its store closed). */
@@ -47,7 +47,7 @@ export function handOver(
   if (deliver === undefined) return undefined;
   return ({ record, final }) => {
     const { cursor } = record.envelope;
-    if (final || cursor !== tail.next() || cursor + 1 >= tail.stop || tail.over()) return false;
+    if (final || cursor !== tail.expected() || cursor + 1 >= tail.stop || tail.over()) return false;
     if (!deliver(record)) return false;
     tail.passed(cursor);
     return true;

@@ -18,6 +18,7 @@ import {
   SpanStatusCode,
   trace,
   type Attributes,
+  type Span,
   type Tracer,
 } from '@opentelemetry/api';
 import {
@@ -96,35 +97,76 @@ export class StoreSpans {
 
   /** Follows `records` inside a span for `verb` that ends with the iteration. */
   follow<T>(verb: string, records: AsyncIterable<T>, counted: () => number): AsyncIterable<T> {
-    return inSpan() ? this.#follow(verb, records, counted) : records;
-  }
-
-  async *#follow<T>(
-    verb: string,
-    records: AsyncIterable<T>,
-    counted: () => number,
-  ): AsyncGenerator<T, void, undefined> {
-    const span = this.#tracer.startSpan(`${this.#port}.${verb}`, {
-      kind: SpanKind.CLIENT,
-      attributes: this.#attributes(verb, {}),
-    });
-    let yielded = 0;
-    try {
-      for await (const record of records) {
-        yielded += 1;
-        yield record;
-      }
-    } catch (error) {
-      span.setStatus({ code: SpanStatusCode.ERROR });
-      span.setAttribute(ATTR_ERROR_TYPE, errorType(error));
-      throw error;
-    } finally {
-      span.setAttribute('agent_sessions.records', yielded + counted());
-      span.end();
-    }
+    if (!inSpan()) return records;
+    return new FollowSpan(records, counted, () =>
+      this.#tracer.startSpan(`${this.#port}.${verb}`, {
+        kind: SpanKind.CLIENT,
+        attributes: this.#attributes(verb, {}),
+      }),
+    );
   }
 
   #attributes(verb: string, extra: Attributes): Attributes {
     return { [ATTR_DB_SYSTEM_NAME]: this.#system, [ATTR_DB_OPERATION_NAME]: verb, ...extra };
+  }
+}
+
+/**
+ * A followed iteration and its span, started by the first `next` and ended with the
+ * iteration: by its end, its failure (marked as an error) or `return`. An iterator
+ * rather than a generator over `records`, so that a `return` while a `next` waits
+ * reaches `records` at once, as the log store's tail answers it (a generator would hold
+ * it until the waiting `next` settles, which an idle tail's never does).
+ */
+class FollowSpan<T> implements AsyncIterableIterator<T> {
+  readonly #records: AsyncIterable<T>;
+  readonly #counted: () => number;
+  readonly #start: () => Span;
+  #iterator: AsyncIterator<T> | undefined;
+  #span: Span | undefined;
+  #yielded = 0;
+  #ended = false;
+
+  constructor(records: AsyncIterable<T>, counted: () => number, start: () => Span) {
+    this.#records = records;
+    this.#counted = counted;
+    this.#start = start;
+  }
+
+  [Symbol.asyncIterator](): this {
+    return this;
+  }
+
+  async next(): Promise<IteratorResult<T>> {
+    if (this.#ended) return { done: true, value: undefined };
+    if (this.#iterator === undefined) {
+      this.#span = this.#start();
+      this.#iterator = this.#records[Symbol.asyncIterator]();
+    }
+    try {
+      const step = await this.#iterator.next();
+      if (step.done === true) this.#end();
+      else this.#yielded += 1;
+      return step;
+    } catch (error) {
+      this.#span?.setStatus({ code: SpanStatusCode.ERROR });
+      this.#span?.setAttribute(ATTR_ERROR_TYPE, errorType(error));
+      this.#end();
+      throw error;
+    }
+  }
+
+  async return(): Promise<IteratorResult<T>> {
+    const iterator = this.#iterator;
+    this.#end();
+    await iterator?.return?.();
+    return { done: true, value: undefined };
+  }
+
+  #end(): void {
+    if (this.#ended) return;
+    this.#ended = true;
+    this.#span?.setAttribute('agent_sessions.records', this.#yielded + this.#counted());
+    this.#span?.end();
   }
 }

@@ -125,6 +125,27 @@ export function describeTails(context: LogStoreContext): void {
     expect(cursorsOf(tail.seen)).toEqual([1, 2, 3]);
   });
 
+  it('ends a tail returned while it waits: the waiting `next` settles done, and records landing later reach no one', async () => {
+    const store = context.store();
+    const stream = streamId();
+    await store.append(oneOff(stream, [pendingRecord('first')]));
+    const iterator = store.tail(stream, { from: 1 })[Symbol.asyncIterator]();
+    const first = await within(5000, iterator.next(), 'the first record');
+    expect(first.done === true ? null : first.value.envelope.cursor).toBe(1);
+    const waiting = iterator.next();
+    await sleep(50);
+    await within(2000, Promise.resolve(iterator.return?.()), 'the return');
+    expect(await within(2000, waiting, 'the waiting next')).toEqual({
+      done: true,
+      value: undefined,
+    });
+    await store.append(oneOff(stream, [pendingRecord('second')]));
+    expect(await within(2000, iterator.next(), 'a next after the return')).toEqual({
+      done: true,
+      value: undefined,
+    });
+  });
+
   it('ends at once on a signal aborted before it starts', async () => {
     const store = context.store();
     const stream = streamId();

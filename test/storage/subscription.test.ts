@@ -75,7 +75,7 @@ describe('Subscription', () => {
         taken.push(record.envelope.cursor);
         return true;
       },
-      { next: () => next, stop: 4, over: () => false, passed: (cursor) => (next = cursor + 1) },
+      { expected: () => next, stop: 4, over: () => false, passed: (cursor) => (next = cursor + 1) },
     );
     expect(listener?.(fed(2))).toBe(false); // out of order
     expect(listener?.(fed(1))).toBe(true);
@@ -85,7 +85,12 @@ describe('Subscription', () => {
     expect(taken).toEqual([1, 2]);
     expect(next).toBe(3);
     expect(
-      handOver(undefined, { next: () => 1, stop: 9, over: () => false, passed: () => undefined }),
+      handOver(undefined, {
+        expected: () => 1,
+        stop: 9,
+        over: () => false,
+        passed: () => undefined,
+      }),
     ).toBeUndefined();
   });
 

@@ -164,11 +164,14 @@ class Lines implements AsyncIterableIterator<TailLine, void> {
       }
       this.#records = records;
     }
-    return records.next().then(
-      (result) => this.#took(result),
-      (error: unknown) => this.#failed(error),
-    );
+    return records.next().then(this.#onRecord, this.#onFailure);
   }
+
+  /** `#took` and `#failed` as the callbacks of each `next`, made once per tail. */
+  readonly #onRecord = (result: IteratorResult<StoredRecord, unknown>): Step | Promise<Step> =>
+    this.#took(result);
+
+  readonly #onFailure = (error: unknown): Step => this.#failed(error);
 
   /** The reader stopped pulling lines: the store's tail is let go of. */
   async return(): Promise<Step> {

@@ -153,15 +153,14 @@ export function sessionTailRoutes(app: FastifyInstance, deps: SessionTailDeps): 
       endTail(ended, 'gone');
     });
     deps.metrics.tailOpened('websocket');
-    const over = (): void => {
+    sender.send(lines, deps.shutdown, (error) => {
+      if (error !== undefined) {
+        log.error({ err: error }, 'tail failed');
+        socket.terminate();
+      }
       close(ended);
       held.free();
       deps.metrics.tailClosed('websocket');
-    };
-    sender.send(lines, deps.shutdown).then(over, (error: unknown) => {
-      log.error({ err: error }, 'tail failed');
-      socket.terminate();
-      over();
     });
   };
 

@@ -101,12 +101,22 @@ export interface LineSenderOptions {
   readonly encode?: (line: TailLine) => string | Buffer;
 }
 
+/** Hears how a `LineSender`'s send ended: undefined when it ended cleanly. */
+export type SendOver = (error?: unknown) => void;
+
+/** The cut of a sender with no send under way: never aborted. */
+const UNCUT = new AbortController().signal;
+
 /**
  * Sends the lines of one tail over one socket. `send` pulls lines from the tail and
  * writes them; `offer` lets the tail's store hand over a line as it lands, while `send`
  * waits for the next one, without a trip through the tail's iterators (`TailOptions.
  * deliver`): it writes the line when the socket takes it below the mark, else leaves it
  * to `send`, which waits for the socket as described above.
+ *
+ * The send is a loop of callbacks, not an async function: every open tail waits in it
+ * for its next line, and an async function's suspended frame, with the promises of the
+ * await under way, is held by each (`docs/benchmarks.md`, "Open tails").
  */
 export class LineSender {
   readonly #socket: TailSocket;
@@ -114,6 +124,10 @@ export class LineSender {
   readonly #encode: (line: TailLine) => string | Buffer;
   readonly #hold: () => void;
   #last: TailLine | undefined;
+  /** The send under way: its lines, what cuts it and who hears its end. */
+  #lines: AsyncIterator<TailLine> | undefined;
+  #cut: AbortSignal = UNCUT;
+  #over: SendOver | undefined;
 
   constructor(
     socket: TailSocket,
@@ -141,37 +155,116 @@ export class LineSender {
 
   /**
    * Sends every line of `source` as a text message, then closes the socket with the code
-   * that says why the tail ended. Returns when the tail is over or the reader has gone.
-   * `cut` (the service stopping) ends a send stuck behind a reader that stopped reading.
+   * that says why the tail ended; calls `over` once the tail is over or the reader has
+   * gone, with the error when the source or the socket failed. `cut` (the service
+   * stopping) ends a send stuck behind a reader that stopped reading. One send per sender.
+   * As `for await` would, a send that stops before its source ends returns the source.
    */
-  async send(source: AsyncIterable<TailLine>, cut: AbortSignal): Promise<void> {
+  send(source: AsyncIterable<TailLine>, cut: AbortSignal, over: SendOver): void {
+    this.#cut = cut;
+    this.#over = over;
+    try {
+      this.#lines = source[Symbol.asyncIterator]();
+    } catch (error) {
+      this.#end(error);
+      return;
+    }
+    this.#pull();
+  }
+
+  #pull(): void {
+    this.#lines?.next().then(this.#took, this.#failed);
+  }
+
+  readonly #took = (step: IteratorResult<TailLine>): void => {
+    if (step.done === true) {
+      this.#closeAfterLast();
+      this.#end();
+      return;
+    }
+    try {
+      this.#write(step.value);
+    } catch (error) {
+      this.#stop(error);
+    }
+  };
+
+  readonly #failed = (error: unknown): void => {
+    this.#end(error);
+  };
+
+  #write(line: TailLine): void {
     const socket = this.#socket;
-    for await (const line of source) {
-      if (!isOpen(socket)) return;
-      const message = this.#encode(line);
-      if (this.#sendBelowMark(line, message)) continue;
-      // Over the mark: this message is followed until it is written.
-      this.#hold();
-      const flushed = new Promise<void>((resolve) => {
-        socket.send(message, TEXT, () => {
-          resolve();
-        });
+    if (!isOpen(socket)) {
+      this.#stop();
+      return;
+    }
+    const message = this.#encode(line);
+    if (this.#sendBelowMark(line, message)) {
+      this.#pull();
+      return;
+    }
+    // Over the mark: this message is followed until it is written.
+    this.#hold();
+    const flushed = new Promise<void>((resolve) => {
+      socket.send(message, TEXT, () => {
+        resolve();
       });
-      this.#last = line;
-      if (!(await settlesWithin(flushed, this.#limits.lagMs, cut))) {
-        if (!isOpen(socket)) return;
-        if (cut.aborted) {
-          // Stopping: a close frame queued behind unread data would hold the shutdown.
-          socket.terminate();
-          return;
-        }
+    });
+    this.#last = line;
+    settlesWithin(flushed, this.#limits.lagMs, this.#cut).then(this.#settled, this.#failed);
+  }
+
+  readonly #settled = (written: boolean): void => {
+    if (written) {
+      this.#pull();
+      return;
+    }
+    const socket = this.#socket;
+    if (isOpen(socket)) {
+      if (this.#cut.aborted) {
+        // Stopping: a close frame queued behind unread data would hold the shutdown.
+        socket.terminate();
+      } else {
         socket.close(CLOSE.lagging.code, CLOSE.lagging.reason);
-        return;
       }
     }
-    if (isOpen(socket)) {
+    this.#stop();
+  };
+
+  #closeAfterLast(): void {
+    if (isOpen(this.#socket)) {
       const { code, reason } = closeAfter(this.#last);
-      socket.close(code, reason);
+      this.#socket.close(code, reason);
     }
+  }
+
+  /** Stops before the source ended: returns it, then ends with `error`, if any. */
+  #stop(error?: unknown): void {
+    // As `for await`: an error of the loop's body wins over one of the return.
+    let returned: Promise<unknown>;
+    try {
+      returned = Promise.resolve(this.#lines?.return?.());
+    } catch (thrown) {
+      this.#end(error ?? thrown);
+      return;
+    }
+    returned.then(
+      () => {
+        this.#end(error);
+      },
+      (thrown: unknown) => {
+        this.#end(error ?? thrown);
+      },
+    );
+  }
+
+  /** Ends the send once: lets go of its lines and tells `over`. */
+  #end(error?: unknown): void {
+    const over = this.#over;
+    this.#over = undefined;
+    this.#lines = undefined;
+    this.#cut = UNCUT;
+    over?.(error);
   }
 }

@@ -29,7 +29,7 @@ export interface TailSource {
  */
 export function redisTail(
   source: TailSource,
-): (stream: string, options: TailOptions) => AsyncGenerator<StoredRecord, void, undefined> {
+): (stream: string, options: TailOptions) => AsyncIterableIterator<StoredRecord, void, undefined> {
   const backend: TailBackend<TailPage> = {
     pageSize: PAGE,
     closed: source.closing,

@@ -31,7 +31,7 @@ export interface TailSource {
  */
 export function sqlTail(
   source: TailSource,
-): (stream: string, options: TailOptions) => AsyncGenerator<StoredRecord, void, undefined> {
+): (stream: string, options: TailOptions) => AsyncIterableIterator<StoredRecord, void, undefined> {
   const backend: TailBackend<LogPage> = {
     pageSize: PAGE,
     closed: source.closed,
