@@ -40,7 +40,7 @@ import { batchedDestination, createLogger } from '../src/logger.ts';
 import type { ControlStore } from '../src/storage/control-store.ts';
 import type { WorkStore } from '../src/storage/work-store.ts';
 import { openRedisLogStore } from '../src/storage/redis/store.ts';
-import { openRateLimitClient } from '../src/storage/open.ts';
+import { openRateLimitClient } from '../src/storage/redis/open.ts';
 import {
   openPostgresControlStore,
   openPostgresWorkStore,

@@ -11,8 +11,8 @@
  * exception (`UpstreamFailure`): the caller completes the call `ok: false` with its code
  * and message, which say what failed and never carry the server's words.
  */
-import { CallToolResultSchema, ErrorCode, McpError } from '@modelcontextprotocol/sdk/types.js';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
+import { loadMcpSdk, type McpSdk } from './sdk.ts';
 import type { McpAccess } from './session.ts';
 import { withMcpSession } from './session.ts';
 
@@ -23,12 +23,14 @@ export interface CallToolOptions extends McpAccess {
 }
 
 /** JSON-RPC errors a server sends about the call itself, not about the session. */
-const CALL_REFUSALS: ReadonlySet<number> = new Set([
-  ErrorCode.InvalidParams,
-  ErrorCode.MethodNotFound,
-  ErrorCode.InvalidRequest,
-  ErrorCode.InternalError,
-]);
+function callRefusals({ ErrorCode }: McpSdk): ReadonlySet<number> {
+  return new Set([
+    ErrorCode.InvalidParams,
+    ErrorCode.MethodNotFound,
+    ErrorCode.InvalidRequest,
+    ErrorCode.InternalError,
+  ]);
+}
 
 /**
  * Calls the tool and answers its result.
@@ -38,6 +40,8 @@ const CALL_REFUSALS: ReadonlySet<number> = new Set([
  *   UpstreamFailure when it cannot be reached, times out or answers unreadably.
  */
 export async function callTool(options: CallToolOptions): Promise<CallToolResult> {
+  const sdk = await loadMcpSdk();
+  const { CallToolResultSchema, McpError } = sdk;
   return withMcpSession(options, async ({ client, request }) => {
     try {
       const result = await client.callTool(
@@ -47,7 +51,7 @@ export async function callTool(options: CallToolOptions): Promise<CallToolResult
       );
       return CallToolResultSchema.parse(result);
     } catch (error) {
-      if (error instanceof McpError && CALL_REFUSALS.has(error.code)) {
+      if (error instanceof McpError && callRefusals(sdk).has(error.code)) {
         return { content: [{ type: 'text', text: error.message }], isError: true };
       }
       throw error;

@@ -11,14 +11,11 @@
  * a connection still authorizing is a 502, row 47) treat it as any upstream failure, and the
  * connection flow (§3.3) turns it into `authorizing`.
  */
-import { UnauthorizedError } from '@modelcontextprotocol/sdk/client/auth.js';
-import { StreamableHTTPError } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
-import { OAuthError } from '@modelcontextprotocol/sdk/server/auth/errors.js';
-import { ErrorCode, McpError } from '@modelcontextprotocol/sdk/types.js';
 import { InvalidRequest, UpstreamFailure } from '../errors.ts';
 import type { Egress, LastRequest, Outbound } from '../net/egress.ts';
 import { EgressRefused, ResponseTooLarge, egressFailure } from '../net/refusal.ts';
 import { logFailure } from './failure-log.ts';
+import { loadedMcpSdk, type McpSdk } from './sdk.ts';
 
 /**
  * The server answered 401: it wants a credential we do not have, or refused the one we
@@ -112,17 +109,16 @@ function mapped(error: unknown, context: FailureContext): UpstreamFailure {
   }
   const last = context.outbound.lastRequest();
   const step = stepOf(context.endpoint, last);
-  if (context.deadline.aborted || isTimeout(error)) {
+  // The SDK's errors can come only from an SDK that is loaded.
+  const sdk = loadedMcpSdk();
+  if (context.deadline.aborted || isTimeout(error, sdk)) {
     return new UpstreamFailure(
       'upstream_timeout',
       `MCP server at ${label} did not answer in time (waiting on the ${step})`,
     );
   }
-  if (error instanceof UnauthorizedError) return new AuthorizationRequired(label);
-  if (error instanceof StreamableHTTPError && error.code === 401) {
-    return new AuthorizationRequired(label);
-  }
-  if (error instanceof OAuthError) {
+  if (sdk !== undefined && isUnauthorized(error, sdk)) return new AuthorizationRequired(label);
+  if (sdk !== undefined && error instanceof sdk.OAuthError) {
     const code = OAUTH_ERROR_CODES.has(error.errorCode) ? ` (${error.errorCode})` : '';
     return new UpstreamFailure(
       'upstream_authorization_failed',
@@ -135,7 +131,7 @@ function mapped(error: unknown, context: FailureContext): UpstreamFailure {
       `MCP server at ${label} could not be reached (the ${step}: ${errno(error)})`,
     );
   }
-  if (error instanceof StreamableHTTPError && (error.code ?? 0) > 0) {
+  if (sdk !== undefined && error instanceof sdk.StreamableHTTPError && (error.code ?? 0) > 0) {
     return new UpstreamFailure(
       'upstream_unreadable',
       `MCP server at ${label} could not be read (the ${step} answered HTTP ${String(error.code)})`,
@@ -238,9 +234,19 @@ function reportFailure(error: unknown, failure: UpstreamFailure, context: Failur
   );
 }
 
-function isTimeout(error: unknown): boolean {
+/** The SDK's refusal for want of authorization, or a 401 its transport met. */
+function isUnauthorized(error: unknown, sdk: McpSdk): boolean {
   return (
-    (error instanceof McpError && error.code === (ErrorCode.RequestTimeout as number)) ||
+    error instanceof sdk.UnauthorizedError ||
+    (error instanceof sdk.StreamableHTTPError && error.code === 401)
+  );
+}
+
+function isTimeout(error: unknown, sdk: McpSdk | undefined): boolean {
+  return (
+    (sdk !== undefined &&
+      error instanceof sdk.McpError &&
+      error.code === (sdk.ErrorCode.RequestTimeout as number)) ||
     (error instanceof DOMException && error.name === 'TimeoutError')
   );
 }

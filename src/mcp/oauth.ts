@@ -16,7 +16,6 @@
  * A token set the server refuses and that cannot be refreshed reads as `authorizing`
  * again with a fresh URL; the refused tokens are forgotten (the SDK invalidates them).
  */
-import { auth } from '@modelcontextprotocol/sdk/client/auth.js';
 import type { Clock, Entropy } from '../clock.ts';
 import { InvalidRequest, UpstreamFailure } from '../errors.ts';
 import type { Egress } from '../net/egress.ts';
@@ -31,6 +30,7 @@ import {
 import { ConnectionOAuthProvider } from './oauth-provider.ts';
 import type { ProviderMode } from './oauth-provider.ts';
 import type { ConnectionRef, OAuthStateStore } from './oauth-state.ts';
+import { loadMcpSdk } from './sdk.ts';
 
 /** How long an authorization URL stays good: ten minutes, like a consent request (row 29). */
 export const AUTHORIZATION_TTL_MS = 600_000;
@@ -119,6 +119,7 @@ export async function finishLink(
   };
   const provider = providerFor(context, link, { kind: 'finish', pending });
   const endpoint = parseEndpoint(pending.endpoint);
+  const { auth } = await loadMcpSdk();
   const deadline = AbortSignal.timeout(context.timeoutMs);
   const outbound = context.egress.open();
   const signal = AbortSignal.any(

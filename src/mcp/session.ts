@@ -17,12 +17,12 @@
  * redirect policy is the only one.
  */
 import type { OAuthClientProvider } from '@modelcontextprotocol/sdk/client/auth.js';
-import { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import type { RequestOptions } from '@modelcontextprotocol/sdk/shared/protocol.js';
 import type { FetchLike } from '@modelcontextprotocol/sdk/shared/transport.js';
 import type { Egress, GuardedFetch } from '../net/egress.ts';
 import { endpointLabel, parseEndpoint, upstreamFailure } from './failures.ts';
+import { loadMcpSdk } from './sdk.ts';
 
 /** The identity every session of the service presents on `initialize`. */
 export const CLIENT_INFO = { name: 'agent-session-service', version: '1.0.0' } as const;
@@ -71,6 +71,8 @@ export async function withMcpSession<T>(
   }
   const endpoint = parseEndpoint(access.endpoint);
   const label = endpointLabel(endpoint);
+  // Loaded before the deadline starts: the first exchange of a process loads the SDK.
+  const { Client, StreamableHTTPClientTransport } = await loadMcpSdk();
   const outbound = access.egress.open(
     access.maxResponseBytes === undefined ? {} : { maxResponseBytes: access.maxResponseBytes },
   );

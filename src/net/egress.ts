@@ -13,15 +13,17 @@
  *
  * `fetch` is Node's own; each `Outbound` gives it an undici `Agent` (the package Node's
  * fetch is built on, same major version) whose connector does the checks, and closes it
- * with the exchange, so no connection outlives the session it served.
+ * with the exchange, so no connection outlives the session it served. The package is
+ * loaded by the first exchange that sends (some 6 MB of RSS): a service whose tenants
+ * link no MCP server never loads it.
  */
 import { lookup as dnsLookup, type LookupAddress } from 'node:dns';
 import { BlockList, isIP, type LookupFunction } from 'node:net';
-import { Agent, buildConnector } from 'undici';
-import undiciPackage from 'undici/package.json' with { type: 'json' };
+import type { Agent, buildConnector } from 'undici';
 import { decideAddress, type AddressDecision } from './addresses.ts';
 import { isRedirect, nextHop, type Hop } from './redirects.ts';
 import { EgressRefused, ResponseTooLarge, egressFailure } from './refusal.ts';
+import { checkUndiciMajor, loadUndici } from './undici.ts';
 
 /** `fetch` as the MCP SDK takes it. */
 export type GuardedFetch = (url: string | URL, init?: RequestInit) => Promise<Response>;
@@ -62,20 +64,6 @@ export interface Outbound {
   lastRequest(): LastRequest | undefined;
   /** Closes the exchange's connections. */
   close(): Promise<void>;
-}
-
-/**
- * Node's fetch drives a dispatcher of the `undici` package through the dispatcher
- * interface, which holds within a major version: refuse to start on a mismatch rather
- * than fail on the first request.
- */
-function checkUndiciMajor(): void {
-  const bundled = process.versions.undici;
-  if (bundled !== undefined && bundled.split('.')[0] !== undiciPackage.version.split('.')[0]) {
-    throw new Error(
-      `the undici package ${undiciPackage.version} does not match Node's fetch (undici ${bundled})`,
-    );
-  }
 }
 
 /** Statuses whose answers carry no body. */
@@ -139,7 +127,15 @@ export class Egress {
       aborter.abort(error);
       return error;
     };
-    const agent = new Agent({ connect: this.#connector(fail) });
+    // Made by the exchange's first request (see the header).
+    let agent: Promise<Agent> | undefined;
+    const dispatcher = (): Promise<Agent> => {
+      agent ??= loadUndici().then(
+        ({ Agent, buildConnector }) =>
+          new Agent({ connect: this.#connector(buildConnector, fail) }),
+      );
+      return agent;
+    };
     let left = options.maxResponseBytes ?? Infinity;
     const limit = options.maxResponseBytes ?? Infinity;
 
@@ -177,7 +173,7 @@ export class Egress {
           // The `undici` package's Agent and Node's bundled undici are two copies of one
           // major version (`checkUndiciMajor`): the same dispatcher interface, two classes.
           // eslint-disable-next-line @typescript-eslint/no-unsafe-class-instance-assignment
-          dispatcher: agent,
+          dispatcher: await dispatcher(),
         });
         last = { ...last, status: response.status };
         return response;
@@ -211,7 +207,9 @@ export class Egress {
       signal: aborter.signal,
       failure: () => failure,
       lastRequest: () => last,
-      close: () => agent.destroy().catch(() => undefined),
+      close: async () => {
+        await agent?.then((made) => made.destroy()).catch(() => undefined);
+      },
     };
   }
 
@@ -230,7 +228,10 @@ export class Egress {
   }
 
   /** The connector of one exchange: literal addresses checked here, names in the lookup. */
-  #connector(fail: (error: EgressRefused) => EgressRefused): buildConnector.connector {
+  #connector(
+    build: typeof buildConnector,
+    fail: (error: EgressRefused) => EgressRefused,
+  ): buildConnector.connector {
     const lookup: LookupFunction = (hostname, options, callback) => {
       this.#lookup(hostname, { ...options, all: true }, (error, found) => {
         if (error !== null) {
@@ -266,7 +267,7 @@ export class Egress {
         else callback(null, first.address, first.family);
       });
     };
-    const base = buildConnector({ lookup });
+    const base = build({ lookup });
     return (options, callback) => {
       try {
         this.#checkLiteral(options.hostname);
