@@ -57,6 +57,31 @@ export function describeIdempotency(context: LogStoreContext): void {
     );
   });
 
+  it('holds a key spelled like a marker a backend might use for none ("-", "+", "null")', async () => {
+    const store = context.store();
+    for (const key of ['-', '+', '+-', 'null', ' ']) {
+      const stream = streamId();
+      const first = await store.append({
+        stream,
+        records: [pendingRecord(key)],
+        key,
+        fingerprint: 'f',
+      });
+      expect(first.outcome).toBe('landed');
+      const again = await store.append({
+        stream,
+        records: [pendingRecord(key)],
+        key,
+        fingerprint: 'f',
+      });
+      expect(again, `the resend under ${JSON.stringify(key)}`).toEqual({
+        outcome: 'replayed',
+        records: first.records,
+      });
+      expect(await store.readByKey(stream, key)).toEqual(first.records);
+    }
+  });
+
   it('lets exactly one of two racing resends under a key land', async () => {
     const stores = [context.store(), await context.open()];
     await fc.assert(

@@ -38,9 +38,11 @@ if redis.replicate_commands then redis.replicate_commands() end
 local meta, log, keys = KEYS[1], KEYS[2], KEYS[3]
 
 -- A held key answers first, so a resend lands nothing even on an archived stream.
-local key = ARGV[1]
-if key ~= '-' then
-  key = string.sub(key, 2)
+-- Whether the batch has a key is read off ARGV[1] itself: the key may be any text, "-"
+-- among them, which would read as no key once its "+" is taken off.
+local keyed = ARGV[1] ~= '-'
+local key = string.sub(ARGV[1], 2)
+if keyed then
   local held = redis.call('HGET', keys, key)
   if held then
     local first, last, fingerprint = string.match(held, '^(%d+):(%d+):(.*)$')
@@ -93,7 +95,7 @@ for i = 0, count - 1 do
   end
 end
 
-if key ~= '-' then
+if keyed then
   redis.call('HSET', keys, key, string.format('%.0f:%.0f:', first, first + count - 1) .. ARGV[2])
 end
 
