@@ -212,7 +212,9 @@ export class LineSender {
       });
     });
     this.#last = line;
-    settlesWithin(flushed, this.#limits.lagMs, this.#cut).then(this.#settled, this.#failed);
+    settlesWithin(flushed, this.#limits.lagMs, this.#cut).then(this.#settled, (error: unknown) => {
+      this.#stop(error);
+    });
   }
 
   readonly #settled = (written: boolean): void => {
