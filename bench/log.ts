@@ -4,8 +4,9 @@
  * baseline and their ratio.
  *
  * 1. Append throughput, records/s, for batches of 1 and of 100: WORKERS concurrent
- *    writers, each on its own session, for APPEND_SECONDS; the baseline is the raw write
- *    on the same server (`log-backends.ts`). Targets: Redis batches of 100 at >= 0.5 of
+ *    writers, each on its own session, in ROUNDS turns of ROUND_SECONDS that alternate
+ *    with the baseline's, the raw write on the same server (`log-backends.ts`): a drift
+ *    of the machine's speed during the run falls on both alike. Targets: Redis batches of 100 at >= 0.5 of
  *    raw pipelined XADD; PostgreSQL one record per append at >= 0.7 of a raw INSERT.
  * 2. Tail latency, append call to delivery, p99, with TAILS tails at TAIL_RATE records/s
  *    for TAIL_SECONDS: 100 sessions with one tail each, and one session with 100 tails;
@@ -29,33 +30,61 @@ import { loadAverage, ms, rate, table } from './table.ts';
 const REDIS_URL = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
 const DATABASE_URL = process.env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
 const WORKERS = 8;
-const APPEND_SECONDS = 2;
+const ROUNDS = 3;
+const ROUND_SECONDS = 0.7;
 const WARMUP_SECONDS = 0.3;
 const TAIL_LOAD = { rate: 1000, seconds: 3 } as const;
 const TAILS = 100;
 
-/** Records/s of `write` run by WORKERS loops, each on its own stream. */
-async function throughput(
-  batch: number,
-  write: (stream: string, records: readonly PendingRecord[]) => Promise<unknown>,
-): Promise<number> {
-  const run = async (seconds: number) => {
-    let written = 0;
-    const deadline = performance.now() + seconds * 1000;
-    const started = performance.now();
-    await Promise.all(
-      Array.from({ length: WORKERS }, async () => {
-        const stream = `bench-${randomUUID()}`;
-        while (performance.now() < deadline) {
-          await write(stream, Array.from({ length: batch }, pendingRecord));
-          written += batch;
-        }
-      }),
-    );
-    return written / ((performance.now() - started) / 1000);
-  };
-  await run(WARMUP_SECONDS);
-  return run(APPEND_SECONDS);
+type Write = (stream: string, records: readonly PendingRecord[]) => Promise<unknown>;
+
+/** The records one turn of writes landed, and how long the turn took. */
+interface Turn {
+  readonly written: number;
+  readonly ms: number;
+}
+
+/** Records written by WORKERS loops of `write`, each on its own stream, for `seconds`. */
+async function writeFor(batch: number, write: Write, seconds: number): Promise<Turn> {
+  let written = 0;
+  const started = performance.now();
+  const deadline = started + seconds * 1000;
+  await Promise.all(
+    Array.from({ length: WORKERS }, async () => {
+      const stream = `bench-${randomUUID()}`;
+      while (performance.now() < deadline) {
+        await write(stream, Array.from({ length: batch }, pendingRecord));
+        written += batch;
+      }
+    }),
+  );
+  return { written, ms: performance.now() - started };
+}
+
+/**
+ * Records/s of `ours` and of `raw`, each warmed up, then measured in ROUNDS turns that
+ * alternate between the two.
+ */
+async function throughputs(batch: number, ours: Write, raw: Write): Promise<[number, number]> {
+  await writeFor(batch, ours, WARMUP_SECONDS);
+  await writeFor(batch, raw, WARMUP_SECONDS);
+  const turns: { ours: Turn[]; raw: Turn[] } = { ours: [], raw: [] };
+  for (let round = 0; round < ROUNDS; round += 1) {
+    turns.ours.push(await writeFor(batch, ours, ROUND_SECONDS));
+    turns.raw.push(await writeFor(batch, raw, ROUND_SECONDS));
+  }
+  return [perSecond(turns.ours), perSecond(turns.raw)];
+}
+
+/** Records/s over some turns. */
+function perSecond(turns: readonly Turn[]): number {
+  let written = 0;
+  let ms = 0;
+  for (const turn of turns) {
+    written += turn.written;
+    ms += turn.ms;
+  }
+  return written / (ms / 1000);
 }
 
 /** `>= 0.7 met` or `< 15 ms MISSED`. */
@@ -93,10 +122,11 @@ async function measure(backend: Backend, rows: string[][]): Promise<void> {
   const store = await backend.open();
   const reader = backend.tailsElsewhere ? await backend.open() : store;
   for (const batch of [1, 100]) {
-    const stored = await throughput(batch, (stream, records) =>
-      store.append({ stream, records, key: null, fingerprint: '' }),
+    const [stored, raw] = await throughputs(
+      batch,
+      (stream, records) => store.append({ stream, records, key: null, fingerprint: '' }),
+      (stream, records) => backend.raw(stream, records),
     );
-    const raw = await throughput(batch, (stream, records) => backend.raw(stream, records));
     const ratio = stored / raw;
     const floor =
       backend.name === 'redis' && batch === 100
@@ -161,7 +191,7 @@ for (const [name, connect] of [
 }
 
 console.log(
-  `\nLog stores beside the same-run baseline: appends by ${WORKERS} writers on their own sessions for ${APPEND_SECONDS} s;`,
+  `\nLog stores beside the same-run baseline: appends by ${WORKERS} writers on their own sessions, ${ROUNDS} turns of ${ROUND_SECONDS} s alternating with the baseline's;`,
 );
 console.log(
   `tails at ${TAIL_LOAD.rate} records/s for ${TAIL_LOAD.seconds} s, from the append call to delivery`,
