@@ -164,14 +164,8 @@ class Lines implements AsyncIterableIterator<TailLine, void> {
       }
       this.#records = records;
     }
-    return records.next().then(this.#onRecord, this.#onFailure);
+    return records.next().then(this.#took, this.#failed);
   }
-
-  /** `#took` and `#failed` as the callbacks of each `next`, made once per tail. */
-  readonly #onRecord = (result: IteratorResult<StoredRecord, unknown>): Step | Promise<Step> =>
-    this.#took(result);
-
-  readonly #onFailure = (error: unknown): Step => this.#failed(error);
 
   /** The reader stopped pulling lines: the store's tail is let go of. */
   async return(): Promise<Step> {
@@ -191,8 +185,11 @@ class Lines implements AsyncIterableIterator<TailLine, void> {
     return tail[Symbol.asyncIterator]();
   }
 
-  /** The line of a record from the store's tail; the next one when its face shows none. */
-  #took(result: IteratorResult<StoredRecord, unknown>): Step | Promise<Step> {
+  /**
+   * The line of a record from the store's tail; the next one when its face shows none.
+   * This and `#failed` are the callbacks of every `next`, made once per tail.
+   */
+  readonly #took = (result: IteratorResult<StoredRecord, unknown>): Step | Promise<Step> => {
     if (result.done === true) return this.#last();
     const record = result.value;
     this.#next = record.envelope.cursor + 1;
@@ -203,10 +200,10 @@ class Lines implements AsyncIterableIterator<TailLine, void> {
       return this.#close().then(() => this.#failed(error));
     }
     return line === null ? this.next() : { done: false, value: line };
-  }
+  };
 
   /** The store's tail failed: the last line says so, unless the tail was ending anyway. */
-  #failed(error: unknown): Step {
+  readonly #failed = (error: unknown): Step => {
     if (this.#options.ended.aborted) return this.#last();
     this.#done = true;
     this.#options.onError(error);
@@ -214,7 +211,7 @@ class Lines implements AsyncIterableIterator<TailLine, void> {
       done: false,
       value: end('read_failed', 'the log could not be read; tail again to read on', this.#next),
     };
-  }
+  };
 
   async #close(): Promise<void> {
     const records = this.#records;
