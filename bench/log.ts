@@ -6,8 +6,9 @@
  * 1. Append throughput, records/s, for batches of 1 and of 100: WORKERS concurrent
  *    writers, each on its own session, in ROUNDS turns of ROUND_SECONDS that alternate
  *    with the baseline's, the raw write on the same server (`log-backends.ts`): a drift
- *    of the machine's speed during the run falls on both alike. Targets: Redis batches of 100 at >= 0.5 of
- *    raw pipelined XADD; PostgreSQL one record per append at >= 0.7 of a raw INSERT.
+ *    of the machine's speed during the run falls on both alike. Targets: Redis batches
+ *    of 100 at >= 0.5 of raw pipelined XADD; PostgreSQL one record per append at >= 0.7
+ *    of a raw INSERT.
  * 2. Tail latency, append call to delivery, p99, with TAILS tails at TAIL_RATE records/s
  *    for TAIL_SECONDS: 100 sessions with one tail each, and one session with 100 tails;
  *    the baseline is the raw way from a writer to readers on the same server
