@@ -62,6 +62,12 @@ const SETTLED_MS = 30_000;
 const RATE_LIMIT = '10000000';
 const PROBE = fileURLToPath(new URL('server-probe.ts', import.meta.url));
 const MB = 1024 * 1024;
+/**
+ * BENCH_SERVER_FLAGS reach this service too, on its command line after the start
+ * script's flags, so that one they both name (--max-semi-space-size) is the bench's: in
+ * NODE_OPTIONS the command line's would win.
+ */
+const SERVER_FLAGS = (process.env.BENCH_SERVER_FLAGS ?? '').split(' ').filter((f) => f !== '');
 
 const pause = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
@@ -150,18 +156,21 @@ export async function memoryRows(count = SESSIONS): Promise<{ rows: string[][]; 
   try {
     const bare = await bareIdle(folder);
     const operatorToken = randomBytes(32).toString('base64url');
-    const service = await startService({
-      DATA_DIR: dataDir,
-      OPERATOR_TOKEN: operatorToken,
-      RATE_LIMIT_PER_SECOND: RATE_LIMIT,
-      TAIL_RATE_LIMIT_PER_SECOND: RATE_LIMIT,
-      CONSOLE_RATE_LIMIT_PER_SECOND: RATE_LIMIT,
-      OPEN_RATE_LIMIT_PER_SECOND: RATE_LIMIT,
-      APPDOC_RATE_LIMIT_PER_MINUTE: RATE_LIMIT,
-      // BENCH_SERVER_FLAGS reach this service too (for example --max-semi-space-size=8).
-      NODE_OPTIONS: `--import=${PROBE} ${process.env.BENCH_SERVER_FLAGS ?? ''}`.trim(),
-      BENCH_PROBE_FILE: probeFile,
-    });
+    const service = await startService(
+      {
+        DATA_DIR: dataDir,
+        OPERATOR_TOKEN: operatorToken,
+        RATE_LIMIT_PER_SECOND: RATE_LIMIT,
+        TAIL_RATE_LIMIT_PER_SECOND: RATE_LIMIT,
+        CONSOLE_RATE_LIMIT_PER_SECOND: RATE_LIMIT,
+        OPEN_RATE_LIMIT_PER_SECOND: RATE_LIMIT,
+        APPDOC_RATE_LIMIT_PER_MINUTE: RATE_LIMIT,
+        NODE_OPTIONS: `--import=${PROBE}`,
+        BENCH_PROBE_FILE: probeFile,
+      },
+      undefined,
+      SERVER_FLAGS,
+    );
     const install = await new PublicFlow(fetched(service.url), operatorToken).install();
     const pid = service.child.pid;
     if (pid === undefined) throw new Error('the service has no pid');

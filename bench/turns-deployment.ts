@@ -31,8 +31,14 @@ const LOG_PREFIX = 'log:';
  * runs on every request, but the bench measures turns, not refusals.
  */
 const RATE_LIMIT = '10000000';
-/** BENCH_SERVER_NODE_OPTIONS: Node options for the service process alone. */
-const SERVER_NODE_OPTIONS = process.env.BENCH_SERVER_NODE_OPTIONS;
+/**
+ * BENCH_SERVER_NODE_OPTIONS: Node options for the service process alone, on its command
+ * line after the start script's flags, so that one they both name is the bench's (in
+ * NODE_OPTIONS the command line's would win).
+ */
+const SERVER_NODE_OPTIONS = (process.env.BENCH_SERVER_NODE_OPTIONS ?? '')
+  .split(' ')
+  .filter((option) => option !== '');
 /** Preloaded into the service (`server-probe.ts`). */
 const PROBE = fileURLToPath(new URL('server-probe.ts', import.meta.url));
 
@@ -132,12 +138,13 @@ export class Deployment {
         CONSOLE_RATE_LIMIT_PER_SECOND: RATE_LIMIT,
         OPEN_RATE_LIMIT_PER_SECOND: RATE_LIMIT,
         APPDOC_RATE_LIMIT_PER_MINUTE: RATE_LIMIT,
-        // The probe (`server-probe.ts`), and any BENCH_SERVER_NODE_OPTIONS (for example
-        // --cpu-prof --cpu-prof-dir=.tmp/prof, or --trace-gc) to look inside a run.
-        NODE_OPTIONS: `--import=${PROBE} ${SERVER_NODE_OPTIONS ?? ''}`.trim(),
+        // The probe (`server-probe.ts`); BENCH_SERVER_NODE_OPTIONS (for example
+        // --cpu-prof --cpu-prof-dir=.tmp/prof, or --trace-gc) look inside a run.
+        NODE_OPTIONS: `--import=${PROBE}`,
         BENCH_PROBE_FILE: this.#probeFile,
       },
       this.#startTimeoutMs,
+      SERVER_NODE_OPTIONS,
     );
     return this.#service.url;
   }
