@@ -43,11 +43,11 @@ import { once } from 'node:events';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { performance } from 'node:perf_hooks';
-import { fileURLToPath } from 'node:url';
 import { fetched, PublicFlow } from '../test/support/flow.ts';
 import { startService } from '../test/support/service-process.ts';
 import { agent, openSessions, parallel, PARALLEL, Tails, appendTo } from './http-memory-client.ts';
 import { ourPaths } from './http-tail-client.ts';
+import { flagsFrom, PROBE, probedEnv } from './probed-service.ts';
 import type { ProbeWindow } from './server-probe.ts';
 
 /** Sessions opened for the growth rows (`memoryRows` may be given fewer, for a short run). */
@@ -59,15 +59,7 @@ const EARLY_MS = 3_000;
 /** Quiet before every row's reading: V8's memory reducer has run (see the idle row). */
 const SETTLED_MS = 30_000;
 /** As `http-server.ts`: the limiter runs, but the bench measures opens, not refusals. */
-const RATE_LIMIT = '10000000';
-const PROBE = fileURLToPath(new URL('server-probe.ts', import.meta.url));
 const MB = 1024 * 1024;
-/**
- * BENCH_SERVER_FLAGS reach this service too, on its command line after the start
- * script's flags, so that one they both name (--max-semi-space-size) is the bench's: in
- * NODE_OPTIONS the command line's would win.
- */
-const SERVER_FLAGS = (process.env.BENCH_SERVER_FLAGS ?? '').split(' ').filter((f) => f !== '');
 
 const pause = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
@@ -160,16 +152,11 @@ export async function memoryRows(count = SESSIONS): Promise<{ rows: string[][]; 
       {
         DATA_DIR: dataDir,
         OPERATOR_TOKEN: operatorToken,
-        RATE_LIMIT_PER_SECOND: RATE_LIMIT,
-        TAIL_RATE_LIMIT_PER_SECOND: RATE_LIMIT,
-        CONSOLE_RATE_LIMIT_PER_SECOND: RATE_LIMIT,
-        OPEN_RATE_LIMIT_PER_SECOND: RATE_LIMIT,
-        APPDOC_RATE_LIMIT_PER_MINUTE: RATE_LIMIT,
-        NODE_OPTIONS: `--import=${PROBE}`,
-        BENCH_PROBE_FILE: probeFile,
+        ...probedEnv(probeFile),
       },
       undefined,
-      SERVER_FLAGS,
+      // BENCH_SERVER_FLAGS reach this service too, after the start script's flags.
+      flagsFrom('BENCH_SERVER_FLAGS'),
     );
     const install = await new PublicFlow(fetched(service.url), operatorToken).install();
     const pid = service.child.pid;

@@ -34,7 +34,8 @@
  * Sessions are opened through `POST /sessions` with an install key. REDIS_URL and
  * DATABASE_URL pick the servers (defaults: local Redis, SQLite in a temp folder).
  * BENCH_CPU_PROF=<dir> writes a V8 CPU profile of the server process there, and
- * BENCH_SERVER_FLAGS adds Node flags to it (`--trace-gc`); BENCH_STAGES=off leaves the
+ * BENCH_SERVER_FLAGS adds Node flags to it and to the memory part's service, after the
+ * start script's (`--trace-gc`, `--max-semi-space-size=32`); BENCH_STAGES=off leaves the
  * stage hooks out of the server. BENCH_MEMORY_SESSIONS opens fewer sessions than 10,000 in
  * the memory part (a short run; its rows then say how many). BENCH_PARTS picks parts (comma-separated): throughput
  * (or throughput-1, throughput-100), latency (or latency-websocket, latency-ndjson),
@@ -50,6 +51,7 @@ import { memoryRows, SESSIONS } from './http-memory.ts';
 import { STAGES } from './http-stages.ts';
 import { SECONDS, type BenchSession, type Transport } from './http-tails.ts';
 import { compareThroughput, CONNECTIONS, ROUND_SECONDS, ROUNDS } from './http-throughput.ts';
+import { flagsFrom } from './probed-service.ts';
 import { loadAverage, rate, table } from './table.ts';
 
 const REDIS_URL = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
@@ -152,7 +154,7 @@ const latencyRows: LatencyRow[] = [];
 if (batches.length > 0 || transports.length > 0) {
   const server = await BenchServer.start([
     ...(PROFILE_DIR === undefined ? [] : ['--cpu-prof', `--cpu-prof-dir=${PROFILE_DIR}`]),
-    ...(process.env.BENCH_SERVER_FLAGS ?? '').split(' ').filter((flag) => flag !== ''),
+    ...flagsFrom('BENCH_SERVER_FLAGS'),
   ]);
   try {
     const tails = transports.length > 0 ? Math.max(...LOADS.map((load) => load.tails)) : 0;

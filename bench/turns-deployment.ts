@@ -16,31 +16,16 @@ import { randomBytes } from 'node:crypto';
 import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { Redis } from 'ioredis';
 import pg from 'pg';
 import { loadKeyMaterial } from '../src/auth/key-material.ts';
 import { sessionKeys } from '../src/storage/redis/keys.ts';
 import { startService, type ServiceProcess } from '../test/support/service-process.ts';
+import { flagsFrom, probedEnv } from './probed-service.ts';
 import type { ProbeWindow } from './server-probe.ts';
 
 /** The prefix `openStores` gives the Redis log store (`openRedisLogStore`'s default). */
 const LOG_PREFIX = 'log:';
-/**
- * Far above what loopback reaches, as `bench/http-server.ts` sets them: the limiter still
- * runs on every request, but the bench measures turns, not refusals.
- */
-const RATE_LIMIT = '10000000';
-/**
- * BENCH_SERVER_NODE_OPTIONS: Node options for the service process alone, on its command
- * line after the start script's flags, so that one they both name is the bench's (in
- * NODE_OPTIONS the command line's would win).
- */
-const SERVER_NODE_OPTIONS = (process.env.BENCH_SERVER_NODE_OPTIONS ?? '')
-  .split(' ')
-  .filter((option) => option !== '');
-/** Preloaded into the service (`server-probe.ts`). */
-const PROBE = fileURLToPath(new URL('server-probe.ts', import.meta.url));
 
 /**
  * CPU seconds (user + system) process `pid` has used so far: fields 14 and 15 of
@@ -133,18 +118,11 @@ export class Deployment {
         ...(this.databaseUrl === undefined ? {} : { DATABASE_URL: this.databaseUrl }),
         ...(this.redisUrl === undefined ? {} : { REDIS_URL: this.redisUrl }),
         // Every family's limit out of reach: the bench measures turns, not refusals.
-        RATE_LIMIT_PER_SECOND: RATE_LIMIT,
-        TAIL_RATE_LIMIT_PER_SECOND: RATE_LIMIT,
-        CONSOLE_RATE_LIMIT_PER_SECOND: RATE_LIMIT,
-        OPEN_RATE_LIMIT_PER_SECOND: RATE_LIMIT,
-        APPDOC_RATE_LIMIT_PER_MINUTE: RATE_LIMIT,
-        // The probe (`server-probe.ts`); BENCH_SERVER_NODE_OPTIONS (for example
-        // --cpu-prof --cpu-prof-dir=.tmp/prof, or --trace-gc) look inside a run.
-        NODE_OPTIONS: `--import=${PROBE}`,
-        BENCH_PROBE_FILE: this.#probeFile,
+        ...probedEnv(this.#probeFile),
       },
       this.#startTimeoutMs,
-      SERVER_NODE_OPTIONS,
+      // BENCH_SERVER_NODE_OPTIONS look inside a run (--cpu-prof, --trace-gc).
+      flagsFrom('BENCH_SERVER_NODE_OPTIONS'),
     );
     return this.#service.url;
   }
