@@ -24,5 +24,5 @@ function startFlags(): string[] {
   return words.slice(node + 1, main);
 }
 
-/** For example `--max-semi-space-size=16 --disable-warning=ExperimentalWarning`. */
+/** For example `--max-semi-space-size=8 --disable-warning=ExperimentalWarning`. */
 export const START_FLAGS: readonly string[] = startFlags();
