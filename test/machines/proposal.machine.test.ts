@@ -95,6 +95,23 @@ const lapsingRunArb = fc
 
 const runArb = fc.oneof(anyRunArb, lapsingRunArb);
 
+const SUBMIT: Step = { kind: 'submit', update: false };
+const UPDATE: Step = { kind: 'submit', update: true };
+const DECLINE: Step = { kind: 'decline', owner: true };
+const GRANT: Step = { kind: 'consent', owner: true, resolves: true, fits: true };
+const LAPSE: Step = { kind: 'advance', ms: PROPOSAL_LIFETIME_MS };
+const POLL: Step = { kind: 'poll', secretOk: true };
+
+/** Each caller's asks of a proposal as it stands: a non-owner's, the owner's, the vendor's. */
+const EVERY_CALLER: readonly Step[] = [
+  { kind: 'decline', owner: false },
+  { kind: 'consent', owner: false, resolves: true, fits: true },
+  DECLINE,
+  GRANT,
+  { kind: 'poll', secretOk: false },
+  POLL,
+];
+
 const SECRET = 'secret-hash';
 const EXISTING = 'install-existing';
 const inertClock = { setTimeout: () => 0, clearTimeout: () => undefined };
@@ -247,57 +264,10 @@ describe('proposal machine (table 3.2)', () => {
       // proposal yet, a declined, a granted and a lapsed one answer to each caller, owner
       // or not (a granted proposal's decline by a non-owner was once missed by chance).
       examples: [
-        [
-          [
-            { kind: 'poll', secretOk: false },
-            { kind: 'consent', owner: false, resolves: true, fits: true },
-            { kind: 'consent', owner: true, resolves: true, fits: true },
-            { kind: 'decline', owner: false },
-            { kind: 'decline', owner: true },
-            { kind: 'submit', update: false },
-          ],
-        ],
-        [
-          [
-            { kind: 'submit', update: false },
-            { kind: 'decline', owner: true },
-            { kind: 'decline', owner: false },
-            { kind: 'decline', owner: true },
-            { kind: 'consent', owner: false, resolves: true, fits: true },
-            { kind: 'consent', owner: true, resolves: true, fits: true },
-            { kind: 'poll', secretOk: false },
-            { kind: 'poll', secretOk: true },
-            { kind: 'submit', update: true },
-          ],
-        ],
-        [
-          [
-            { kind: 'submit', update: false },
-            { kind: 'consent', owner: true, resolves: true, fits: true },
-            { kind: 'decline', owner: false },
-            { kind: 'consent', owner: false, resolves: true, fits: true },
-            { kind: 'decline', owner: true },
-            { kind: 'consent', owner: true, resolves: true, fits: true },
-            { kind: 'poll', secretOk: false },
-            { kind: 'poll', secretOk: true },
-            { kind: 'submit', update: true },
-            { kind: 'advance', ms: PROPOSAL_LIFETIME_MS },
-            { kind: 'poll', secretOk: true },
-          ],
-        ],
-        [
-          [
-            { kind: 'submit', update: true },
-            { kind: 'advance', ms: PROPOSAL_LIFETIME_MS },
-            { kind: 'decline', owner: false },
-            { kind: 'consent', owner: false, resolves: true, fits: true },
-            { kind: 'decline', owner: true },
-            { kind: 'consent', owner: true, resolves: true, fits: true },
-            { kind: 'poll', secretOk: false },
-            { kind: 'poll', secretOk: true },
-            { kind: 'submit', update: false },
-          ],
-        ],
+        [[...EVERY_CALLER, SUBMIT]],
+        [[SUBMIT, DECLINE, ...EVERY_CALLER, UPDATE]],
+        [[SUBMIT, GRANT, ...EVERY_CALLER, UPDATE, LAPSE, POLL]],
+        [[UPDATE, LAPSE, ...EVERY_CALLER, SUBMIT]],
       ],
     });
 
