@@ -58,7 +58,6 @@ const WARMUP_SESSIONS = 100;
 const EARLY_MS = 3_000;
 /** Quiet before every row's reading: V8's memory reducer has run (see the idle row). */
 const SETTLED_MS = 30_000;
-/** As `http-server.ts`: the limiter runs, but the bench measures opens, not refusals. */
 const MB = 1024 * 1024;
 
 const pause = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
