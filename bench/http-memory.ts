@@ -4,6 +4,8 @@
  *
  * The service is `node src/main.ts` as users run it embedded: SQLite in a fresh data
  * folder, no DATABASE_URL or REDIS_URL, started through `test/support/service-process.ts`
+ * once and stopped, then started again for the rows (its compile cache warm, as a
+ * deployed service's is from its second start: `src/compile-cache.js`),
  * with the bench's probe preloaded (`server-probe.ts`: retained readings after full
  * collections). Its install is made through the public flow once it listens (see the last
  * row). Every reading is taken after SETTLED_MS of quiet, once V8's memory reducer has run
@@ -38,7 +40,7 @@
  */
 import { randomBytes } from 'node:crypto';
 import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
-import { fork } from 'node:child_process';
+import { fork, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -47,7 +49,7 @@ import { fetched, PublicFlow } from '../test/support/flow.ts';
 import { startService } from '../test/support/service-process.ts';
 import { agent, openSessions, parallel, PARALLEL, Tails, appendTo } from './http-memory-client.ts';
 import { ourPaths } from './http-tail-client.ts';
-import { flagsFrom, PROBE, probedEnv } from './probed-service.ts';
+import { COMPILE_CACHE, flagsFrom, PROBE, probedEnv } from './probed-service.ts';
 import type { ProbeWindow } from './server-probe.ts';
 
 /** Sessions opened for the growth rows (`memoryRows` may be given fewer, for a short run). */
@@ -116,14 +118,25 @@ async function reading(pid: number, file: string): Promise<Reading> {
 const heapNote = (ours: Reading, base: Reading): string =>
   `at ${EARLY_MS / 1000} s ${mb(ours.early)}/${mb(base.early)}; heap used ${mb(ours.heapUsed)}/${mb(base.heapUsed)}, held ${mb(ours.heapTotal)}/${mb(base.heapTotal)}`;
 
-/** The bare Fastify process's RSS, settled. */
-async function bareIdle(folder: string): Promise<number> {
+/** The bare Fastify process, listening. */
+async function bareProcess(folder: string): Promise<ChildProcess> {
   const child = fork(new URL('./http-idle.ts', import.meta.url), [], {
     execArgv: ['--disable-warning=ExperimentalWarning', `--import=${PROBE}`],
-    env: { ...process.env, BENCH_PROBE_FILE: path.join(folder, 'bare-probe.json') },
+    env: {
+      ...process.env,
+      BENCH_PROBE_FILE: path.join(folder, 'bare-probe.json'),
+      NODE_COMPILE_CACHE: COMPILE_CACHE,
+    },
   });
+  await once(child, 'message');
+  return child;
+}
+
+/** The bare Fastify process's RSS, settled; a first one run before it fills its compile cache. */
+async function bareIdle(folder: string): Promise<number> {
+  (await bareProcess(folder)).kill();
+  const child = await bareProcess(folder);
   try {
-    await once(child, 'message');
     await pause(SETTLED_MS);
     if (child.pid === undefined) throw new Error('the bare process has no pid');
     return await rss(child.pid);
@@ -147,16 +160,13 @@ export async function memoryRows(count = SESSIONS): Promise<{ rows: string[][]; 
   try {
     const bare = await bareIdle(folder);
     const operatorToken = randomBytes(32).toString('base64url');
-    const service = await startService(
-      {
-        DATA_DIR: dataDir,
-        OPERATOR_TOKEN: operatorToken,
-        ...probedEnv(probeFile),
-      },
-      undefined,
-      // BENCH_SERVER_FLAGS reach this service too, after the start script's flags.
-      flagsFrom('BENCH_SERVER_FLAGS'),
-    );
+    // Started once before, as a deployed service is restarted: its compile cache is warm
+    // (`src/compile-cache.js`), so the one measured loads no TypeScript stripper.
+    const env = { DATA_DIR: dataDir, OPERATOR_TOKEN: operatorToken, ...probedEnv(probeFile) };
+    // BENCH_SERVER_FLAGS reach this service too, after the start script's flags.
+    const flags = flagsFrom('BENCH_SERVER_FLAGS');
+    await (await startService(env, undefined, flags)).stop();
+    const service = await startService(env, undefined, flags);
     const install = await new PublicFlow(fetched(service.url), operatorToken).install();
     const pid = service.child.pid;
     if (pid === undefined) throw new Error('the service has no pid');

@@ -2,14 +2,22 @@
  * The typed client (`packages/client`) served to this service's own pages, so a
  * page calls the API through the same package vendors use, from this origin, with no
  * bundler and nothing from a CDN. The package is TypeScript of erasable syntax only: each
- * module is read once and served as JavaScript after `stripTypeScriptTypes` (types become
- * whitespace, so lines and columns stay those of the source), under its own name, so the
- * package's `./x.ts` imports resolve among the served files. Its one bare import,
- * `openapi-fetch`, is served beside it from the installed package (an ES module that
- * imports nothing); a page maps it with the import map `clientImportMap` writes.
+ * module is served as JavaScript with its types stripped (types become whitespace, so
+ * lines and columns stay those of the source), under its own name, so the package's
+ * `./x.ts` imports resolve among the served files. Its one bare import, `openapi-fetch`,
+ * is served beside it from the installed package (an ES module that imports nothing); a
+ * page maps it with the import map `clientImportMap` writes.
+ *
+ * The modules are stripped once, on the first request for one, by a child process
+ * (`client-stripper.ts`): the stripper holds some 18 MB for the life of the process that
+ * loads it, which the service, started with its compile cache warm, otherwise never does
+ * (`src/compile-cache.js`). The routes are made at start from the package's file list.
  */
+import { execFile } from 'node:child_process';
 import { readdirSync, readFileSync } from 'node:fs';
-import { createRequire, stripTypeScriptTypes } from 'node:module';
+import { createRequire } from 'node:module';
+import { fileURLToPath } from 'node:url';
+import { promisify } from 'node:util';
 import type { FastifyInstance } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';
@@ -18,35 +26,60 @@ import { problemResponses } from './openapi-responses.ts';
 
 /** The package's folder: beside `src/` in this repository, as in every install of it. */
 const PACKAGE = new URL('../../packages/client/', import.meta.url);
+const SOURCE = new URL('src/', PACKAGE);
+const STRIPPER = fileURLToPath(new URL('client-stripper.ts', import.meta.url));
 
 /** The file `openapi-fetch` is served as, under the prefix. */
 const OPENAPI_FETCH = 'openapi-fetch.js';
 
-let modules: ReadonlyMap<string, string> | undefined;
+/** The whole package is about 1 MB of text: room to spare, and a bound. */
+const STRIPPED_BYTES = 64 * 1024 * 1024;
+const STRIP_TIMEOUT_MS = 30_000;
 
-/**
- * Every module of the package as JavaScript, by its path under `src/` (`client.ts`,
- * `executor/run.ts`), and `openapi-fetch.js`; read and stripped on first use, then kept.
- */
-function clientModules(): ReadonlyMap<string, string> {
-  if (modules !== undefined) return modules;
-  const source = new URL('src/', PACKAGE);
-  const found = new Map<string, string>();
-  const files = readdirSync(source, { recursive: true, encoding: 'utf8' }).filter((file) =>
-    file.endsWith('.ts'),
+const run = promisify(execFile);
+
+let files: readonly string[] | undefined;
+
+/** The package's modules by their path under `src/` (`client.ts`, `executor/run.ts`). */
+function clientFiles(): readonly string[] {
+  files ??= readdirSync(SOURCE, { recursive: true, encoding: 'utf8' })
+    .filter((file) => file.endsWith('.ts'))
+    .map((file) => file.split('\\').join('/'))
+    .sort();
+  return files;
+}
+
+let scripts: Promise<ReadonlyMap<string, string>> | undefined;
+
+/** Every module as JavaScript, and `openapi-fetch.js`: made on first use, then kept. */
+function clientScripts(): Promise<ReadonlyMap<string, string>> {
+  scripts ??= strippedModules().catch((error: unknown) => {
+    scripts = undefined; // a later request tries again
+    throw error;
+  });
+  return scripts;
+}
+
+async function strippedModules(): Promise<ReadonlyMap<string, string>> {
+  const paths = clientFiles();
+  // Its own environment: nothing preloaded into the service (NODE_OPTIONS) reaches it.
+  const { stdout } = await run(
+    process.execPath,
+    [
+      '--disable-warning=ExperimentalWarning',
+      STRIPPER,
+      ...paths.map((path) => fileURLToPath(new URL(path, SOURCE))),
+    ],
+    { env: {}, maxBuffer: STRIPPED_BYTES, timeout: STRIP_TIMEOUT_MS },
   );
-  for (const file of files.sort()) {
-    const path = file.split('\\').join('/');
-    // Throws on syntax that is not erasable (an enum, a namespace): caught at start-up.
-    found.set(path, stripTypeScriptTypes(readFileSync(new URL(path, source), 'utf8')));
-  }
+  const texts = JSON.parse(stdout) as string[];
+  const found = new Map(paths.map((path, i) => [path, texts[i] ?? '']));
   // The package's dependency, resolved from the package (a production install keeps it).
   const fromPackage = createRequire(new URL('package.json', PACKAGE));
   const fetchModule = fromPackage.resolve('openapi-fetch/dist/index.mjs');
   // Its source map is not served: drop the comment that names it.
   const fetchSource = readFileSync(fetchModule, 'utf8');
   found.set(OPENAPI_FETCH, fetchSource.replace(/^\/\/# sourceMappingURL=.*$/m, ''));
-  modules = found;
   return found;
 }
 
@@ -57,8 +90,9 @@ function clientModules(): ReadonlyMap<string, string> {
  * A page imports `<prefix>/index.ts` after the import map of `clientImportMap`.
  */
 export function clientAssetRoutes(app: FastifyInstance, prefix: string): void {
-  const served = clientModules();
-  const folders = new Set([...served.keys()].map((path) => path.replace(/[^/]*$/, '')));
+  const folders = new Set(
+    [...clientFiles(), OPENAPI_FETCH].map((path) => path.replace(/[^/]*$/, '')),
+  );
   for (const folder of folders) {
     app.withTypeProvider<ZodTypeProvider>().get(
       `${prefix}/${folder}:module`,
@@ -83,8 +117,8 @@ export function clientAssetRoutes(app: FastifyInstance, prefix: string): void {
           },
         },
       },
-      (request, reply) => {
-        const script = served.get(`${folder}${request.params.module}`);
+      async (request, reply) => {
+        const script = (await clientScripts()).get(`${folder}${request.params.module}`);
         if (script === undefined)
           throw new NotFound('not_found', `the client has no module ${request.params.module}`);
         void reply

@@ -4,6 +4,7 @@
  * bench's in-process server) run it with the same engine settings as a deployment.
  */
 import { readFileSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
 
 interface Manifest {
   readonly scripts: { readonly start: string };
@@ -21,8 +22,20 @@ function startFlags(): string[] {
       `package.json's start script is not "node <flags> src/main.ts": ${words.join(' ')}`,
     );
   }
-  return words.slice(node + 1, main);
+  // A preload named from the project's root (`--import=./src/…`) is found from any folder.
+  return words
+    .slice(node + 1, main)
+    .map((flag) =>
+      flag.replace(
+        /^(--import=)(\.\/.*)$/,
+        (_, name: string, file: string) =>
+          name + fileURLToPath(new URL(`../../${file}`, import.meta.url)),
+      ),
+    );
 }
 
-/** For example `--max-semi-space-size=8 --disable-warning=ExperimentalWarning`. */
+/**
+ * For example `--max-semi-space-size=8 --disable-warning=ExperimentalWarning
+ * --import=/…/src/compile-cache.js`.
+ */
 export const START_FLAGS: readonly string[] = startFlags();
