@@ -31,6 +31,9 @@ export function requestId(request: { headers: Record<string, string | string[] |
 
 type LogArgs = Parameters<LogFn>;
 
+/** Child options that change nothing of the parent's. */
+const SAME: ChildLoggerOptions = {};
+
 /**
  * The logger of one request (`request.log`), made only when something logs through it.
  * Fastify makes one per request, and a pino child runs its bindings (the request id)
@@ -47,7 +50,10 @@ class LazyRequestLogger implements FastifyBaseLogger {
   constructor(parent: FastifyBaseLogger, bindings: Bindings, options: ChildLoggerOptions) {
     this.#parent = parent;
     this.#bindings = bindings;
-    this.#options = options;
+    // Fastify makes the options anew for each request; those that change nothing are not
+    // kept, since a long-lived request (a tail) holds its logger for as long as it lasts.
+    this.#options =
+      options.serializers === undefined && options.level === parent.level ? SAME : options;
   }
 
   #real(): FastifyBaseLogger {

@@ -59,11 +59,22 @@ export interface TokenStandingOptions {
   readonly clock: Clock;
 }
 
+/** The install a session belongs to, and its tenant. */
+interface SessionOwner {
+  readonly install: string;
+  readonly tenant: string;
+}
+
 /** Checks what session tokens stand on; see the module comment. */
 export class TokenStanding {
   readonly #options: TokenStandingOptions;
   /** Session id → its install (fixed for the session's life). */
-  readonly #sessions = new Map<string, { readonly install: string; readonly tenant: string }>();
+  readonly #sessions = new Map<string, SessionOwner>();
+  /**
+   * Install id → the one owner its sessions share: an install has many sessions, and a
+   * copy of its ids for each would be held for every session remembered.
+   */
+  readonly #owners = new Map<string, SessionOwner>();
   /** Install id → its key tag and tombstone, as last read (install ids are unique). */
   readonly #installs = new Map<string, InstallState>();
   /** Reads of an install under way, shared by the checks that wait for them. */
@@ -104,8 +115,16 @@ export class TokenStanding {
     if (known !== undefined) return known;
     const found = await this.#options.directory.get(session);
     if (found === null) return null;
-    if (this.#sessions.size >= REMEMBERED) this.#sessions.clear();
-    const owner = { install: found.value.install, tenant: found.value.tenant };
+    if (this.#sessions.size >= REMEMBERED) {
+      this.#sessions.clear();
+      this.#owners.clear();
+    }
+    const { install, tenant } = found.value;
+    let owner = this.#owners.get(install);
+    if (owner?.tenant !== tenant) {
+      owner = { install, tenant };
+      this.#owners.set(install, owner);
+    }
     this.#sessions.set(session, owner);
     return owner;
   }

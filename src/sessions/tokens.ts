@@ -252,6 +252,23 @@ function scopeSetOf(claim: unknown): ReadonlySet<string> {
   return set;
 }
 
+/**
+ * The one copy of a tenant id or install key tag this process holds: every verified
+ * token decodes its own, and the token caches keep a credential for each of thousands of
+ * sessions, which mostly share a few tenants and installs. Bounded: past INTERNED the
+ * table starts afresh (a string not found is simply kept as decoded).
+ */
+const INTERNED = 10_000;
+const interned = new Map<string, string>();
+
+function intern(text: string): string {
+  const held = interned.get(text);
+  if (held !== undefined) return held;
+  if (interned.size >= INTERNED) interned.clear();
+  interned.set(text, text);
+  return text;
+}
+
 function credentialOf(token: VerifiedToken): SessionCredential {
   return {
     audience: token.aud === 'grant' ? 'grant' : 'session',
@@ -259,12 +276,12 @@ function credentialOf(token: VerifiedToken): SessionCredential {
     session: typeof token.sid === 'string' ? token.sid : '',
     key: typeof token.idk === 'string' ? token.idk : '',
     scopes: scopeSetOf(token.scp),
-    tenant: typeof token.tid === 'string' ? token.tid : null,
+    tenant: typeof token.tid === 'string' ? intern(token.tid) : null,
     expires: token.expires,
     ...(token.aud === 'grant' && typeof token.ext?.cause === 'number'
       ? { cause: token.ext.cause }
       : {}),
-    ...(typeof token.ext?.ikt === 'string' ? { installKey: token.ext.ikt } : {}),
+    ...(typeof token.ext?.ikt === 'string' ? { installKey: intern(token.ext.ikt) } : {}),
   };
 }
 

@@ -85,7 +85,9 @@ export async function sessionReader(
       ? null
       : tenantSealKey(deps.sealKey, credential.tenant);
   return {
-    session,
+    // The token's copy of the id, equal to the path's: the token caches hold it already,
+    // and the tail's own structures (its feed, the wake-ups) then share it.
+    session: credential.session,
     producer: credential.producer,
     face: faceFor(credential.producer, key),
     expires: credential.expires,

@@ -38,22 +38,71 @@ export interface StreamFanoutOptions {
   readonly capacity: number;
 }
 
-interface Feed {
+/** What a feed asks of its fan-out when a wake comes. */
+interface FeedOwner {
+  pump(feed: Feed): void;
+  offer(stream: string, records: readonly StoredRecord[], final: boolean): void;
+}
+
+/**
+ * One stream's feed, and the listener of its wakes (`Wakeups.listen`) while it lives: a
+ * class rather than an object with a closure, since every stream with a live tail has one.
+ */
+class Feed implements WakeListener {
   readonly stream: string;
   /** The last cursor handed to the subscriptions; the next read asks for what follows. */
   pos: number;
-  readonly subs: Set<Subscription>;
-  reading: boolean;
+  /**
+   * The tails' subscriptions, in an array: most streams have one tail, and a set would
+   * hold a table of its own for each. Replaced, never changed in place, so that a tail
+   * that leaves while records are handed out (its listener ends it) changes no array
+   * being walked.
+   */
+  subs: readonly Subscription[] = [];
+  reading = false;
   /** A wake came during the read in flight: read once more after it. */
-  again: boolean;
-  /** Hears the stream's wakes (`Wakeups.listen`) while the feed lives. */
-  readonly woken: WakeListener;
+  again = false;
+  readonly #owner: FeedOwner;
+
+  constructor(owner: FeedOwner, stream: string, pos: number) {
+    this.#owner = owner;
+    this.stream = stream;
+    this.pos = pos;
+  }
+
+  woken(head: number | undefined, records: readonly StoredRecord[] | undefined): void {
+    if (head !== undefined && head <= this.pos) return;
+    // Records a notification carried are committed, like this instance's own.
+    if (records === undefined) this.#owner.pump(this);
+    else this.#owner.offer(this.stream, records, false);
+  }
+
+  add(subscription: Subscription): void {
+    // `concat` sizes the array to fit; a spread leaves room to grow in each.
+    this.subs = this.subs.concat(subscription);
+  }
+
+  /** Takes `subscription` out; answers true when it was in. */
+  remove(subscription: Subscription): boolean {
+    if (!this.subs.includes(subscription)) return false;
+    this.subs = this.subs.filter((held) => held !== subscription);
+    return true;
+  }
 }
 
 /** Multiplexes the tails of a store instance onto one reader per stream. */
 export class StreamFanout {
   readonly #options: StreamFanoutOptions;
   readonly #feeds = new Map<string, Feed>();
+  /** What every feed of this fan-out calls on a wake: made once, not once per feed. */
+  readonly #owner: FeedOwner = {
+    pump: (feed) => {
+      this.#pump(feed);
+    },
+    offer: (stream, records, final) => {
+      this.offer(stream, records, final);
+    },
+  };
   #closed = false;
 
   constructor(options: StreamFanoutOptions) {
@@ -75,14 +124,14 @@ export class StreamFanout {
     }
     const feed = this.#feeds.get(stream) ?? this.#open(stream, seen);
     const subscription = new Subscription(stream, feed.pos, capacity);
-    feed.subs.add(subscription);
+    feed.add(subscription);
     return subscription;
   }
 
   /** Leaves the fan-out; a stream without subscriptions is no longer read. */
   unsubscribe(subscription: Subscription): void {
     const feed = this.#feeds.get(subscription.stream);
-    if (feed?.subs.delete(subscription) === true && feed.subs.size === 0) this.#retire(feed);
+    if (feed?.remove(subscription) === true && feed.subs.length === 0) this.#retire(feed);
   }
 
   /**
@@ -103,7 +152,7 @@ export class StreamFanout {
   close(): void {
     this.#closed = true;
     for (const feed of this.#feeds.values()) {
-      this.#options.wakeups.unlisten(feed.stream, feed.woken);
+      this.#options.wakeups.unlisten(feed.stream, feed);
       for (const subscription of feed.subs) subscription.end();
     }
     this.#feeds.clear();
@@ -111,20 +160,8 @@ export class StreamFanout {
 
   /** A feed for the first tail of `stream`; it reads at once, see the header. */
   #open(stream: string, seen: number): Feed {
-    const feed: Feed = {
-      stream,
-      pos: seen,
-      subs: new Set(),
-      reading: false,
-      again: false,
-      woken: (head, records) => {
-        if (head !== undefined && head <= feed.pos) return;
-        // Records a notification carried are committed, like this instance's own.
-        if (records === undefined) this.#pump(feed);
-        else this.offer(stream, records, false);
-      },
-    };
-    this.#options.wakeups.listen(stream, feed.woken);
+    const feed = new Feed(this.#owner, stream, seen);
+    this.#options.wakeups.listen(stream, feed);
     this.#feeds.set(stream, feed);
     this.#pump(feed);
     return feed;
@@ -171,15 +208,16 @@ export class StreamFanout {
       feed.pos = cursor;
     }
     if (fed.length > 0) {
-      for (const subscription of feed.subs) {
-        if (!subscription.push(fed)) feed.subs.delete(subscription);
-      }
+      let refused = false;
+      for (const subscription of feed.subs) if (!subscription.push(fed)) refused = true;
+      // One that could not take them was dropped or had ended: it reads for itself now.
+      if (refused) feed.subs = feed.subs.filter((held) => !held.dropped && !held.ended);
     }
     if (final !== null && feed.pos >= final) {
       // Nothing can follow the archiving record. A tail that did not get it here reads it.
       if (fed.at(-1)?.final !== true) for (const subscription of feed.subs) subscription.drop();
       this.#retire(feed);
-    } else if (feed.subs.size === 0) {
+    } else if (feed.subs.length === 0) {
       this.#retire(feed);
     }
   }
@@ -187,7 +225,7 @@ export class StreamFanout {
   #retire(feed: Feed): void {
     if (this.#feeds.get(feed.stream) !== feed) return;
     this.#feeds.delete(feed.stream);
-    this.#options.wakeups.unlisten(feed.stream, feed.woken);
+    this.#options.wakeups.unlisten(feed.stream, feed);
   }
 
   #live(feed: Feed): boolean {

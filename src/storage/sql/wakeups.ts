@@ -15,13 +15,16 @@
 import type { StoredRecord } from '../log-store.ts';
 
 /**
- * Hears one stream's wakes; `head` is the landed head when the signal told it, `records`
- * what the commit landed on the stream, in cursor order, when the signal carried them.
+ * Hears one stream's wakes. An object rather than a function, so that a stream's feed
+ * hears them itself, with no closure of its own for each followed stream.
  */
-export type WakeListener = (
-  head: number | undefined,
-  records: readonly StoredRecord[] | undefined,
-) => void;
+export interface WakeListener {
+  /**
+   * `head` is the landed head when the signal told it, `records` what the commit landed
+   * on the stream, in cursor order, when the signal carried them.
+   */
+  woken(head: number | undefined, records: readonly StoredRecord[] | undefined): void;
+}
 
 export class Wakeups {
   /**
@@ -36,8 +39,8 @@ export class Wakeups {
   listen(stream: string, listener: WakeListener): void {
     const held = this.#streams.get(stream);
     if (held === undefined) this.#streams.set(stream, listener);
-    else if (typeof held === 'function') this.#streams.set(stream, new Set([held, listener]));
-    else held.add(listener);
+    else if (held instanceof Set) held.add(listener);
+    else this.#streams.set(stream, new Set([held, listener]));
   }
 
   /** Stops calling `listener` on the wakes of `stream`. */
@@ -45,7 +48,7 @@ export class Wakeups {
     const held = this.#streams.get(stream);
     if (held === listener) {
       this.#streams.delete(stream);
-    } else if (typeof held === 'object') {
+    } else if (held instanceof Set) {
       held.delete(listener);
       if (held.size === 0) this.#streams.delete(stream);
     }
@@ -54,8 +57,8 @@ export class Wakeups {
   /** Something landed on `stream`, up to `head` when known: `records` when told. */
   wake(stream: string, head?: number, records?: readonly StoredRecord[]): void {
     const held = this.#streams.get(stream);
-    if (typeof held === 'function') held(head, records);
-    else if (held !== undefined) for (const listener of held) listener(head, records);
+    if (held instanceof Set) for (const listener of held) listener.woken(head, records);
+    else held?.woken(head, records);
   }
 
   /** Anything may have landed anywhere (a lost notification channel came back). */
