@@ -51,12 +51,13 @@ function clientFiles(): readonly string[] {
 
 let scripts: Promise<ReadonlyMap<string, string>> | undefined;
 
-/** Every module as JavaScript, and `openapi-fetch.js`: made on first use, then kept. */
+/**
+ * Every module as JavaScript, and `openapi-fetch.js`: made on first use, then kept. A
+ * failure is kept too: these routes are not rate limited, and a retry per request would
+ * start a process per request.
+ */
 function clientScripts(): Promise<ReadonlyMap<string, string>> {
-  scripts ??= strippedModules().catch((error: unknown) => {
-    scripts = undefined; // a later request tries again
-    throw error;
-  });
+  scripts ??= strippedModules();
   return scripts;
 }
 
