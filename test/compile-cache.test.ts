@@ -10,8 +10,12 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { startService, type ServiceProcess } from './support/service-process.ts';
+import { tracedRun, type Trace } from './support/traced-service.ts';
 
-const TRACE = path.resolve(import.meta.dirname, 'support/stripper-trace.js');
+const STRIPPER: Trace = {
+  preload: path.resolve(import.meta.dirname, 'support/stripper-trace.js'),
+  variable: 'STRIPPER_TRACE_FILE',
+};
 const dirs: string[] = [];
 afterAll(async () => {
   await Promise.all(dirs.map((dir) => rm(dir, { recursive: true, force: true })));
@@ -20,22 +24,9 @@ afterAll(async () => {
 /** Runs `use` on a service started as `npm start` starts it; answers whether it loaded the stripper. */
 async function loadedStripper(
   env: Record<string, string>,
-  use: (service: ServiceProcess) => Promise<void> = () => Promise.resolve(),
+  use?: (service: ServiceProcess) => Promise<void>,
 ): Promise<boolean> {
-  const dir = await mkdtemp(path.join(tmpdir(), 'compile-cache-'));
-  dirs.push(dir);
-  const trace = path.join(dir, 'stripper.txt');
-  const service = await startService(
-    { DATA_DIR: path.join(dir, 'data'), STRIPPER_TRACE_FILE: trace, ...env },
-    20_000,
-    [`--import=${TRACE}`],
-  );
-  try {
-    await use(service);
-  } finally {
-    await service.stop();
-  }
-  return JSON.parse(await readFile(trace, 'utf8')) as boolean;
+  return JSON.parse(await tracedRun(STRIPPER, env, use)) as boolean;
 }
 
 async function emptyCache(): Promise<string> {

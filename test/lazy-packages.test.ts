@@ -4,34 +4,21 @@
  * exchange sends, ioredis until `REDIS_URL` names a Redis. Together some 15 MB of RSS
  * (`docs/benchmarks.md`, "Idle").
  */
-import { mkdtemp, readFile, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { afterAll, describe, expect, it } from 'vitest';
-import { startService } from './support/service-process.ts';
+import { describe, expect, it } from 'vitest';
+import { tracedRun, type Trace } from './support/traced-service.ts';
 
-const TRACE = path.resolve(import.meta.dirname, 'support/package-trace.ts');
-const dirs: string[] = [];
-afterAll(async () => {
-  await Promise.all(dirs.map((dir) => rm(dir, { recursive: true, force: true })));
-});
+const PACKAGES: Trace = {
+  preload: path.resolve(import.meta.dirname, 'support/package-trace.ts'),
+  variable: 'PACKAGE_TRACE_FILE',
+};
 
 async function loadedAtStart(env: Record<string, string>): Promise<string[]> {
-  const dir = await mkdtemp(path.join(tmpdir(), 'lazy-packages-'));
-  dirs.push(dir);
-  const trace = path.join(dir, 'packages.txt');
-  const service = await startService(
-    { DATA_DIR: path.join(dir, 'data'), PACKAGE_TRACE_FILE: trace, ...env },
-    20_000,
-    [`--import=${TRACE}`],
-  );
-  try {
+  const trace = await tracedRun(PACKAGES, env, async (service) => {
     const health = await fetch(`${service.url}/health`);
     expect(health.status).toBe(200);
-    return (await readFile(trace, 'utf8')).split('\n').filter((line) => line !== '');
-  } finally {
-    await service.stop();
-  }
+  });
+  return trace.split('\n').filter((line) => line !== '');
 }
 
 describe('the embedded service at start', () => {
