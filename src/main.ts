@@ -4,7 +4,7 @@
  * or exits.
  */
 import { mkdir } from 'node:fs/promises';
-import { flushCompileCache } from 'node:module';
+import { flushCompileCache, getCompileCacheDir } from 'node:module';
 import { createContext } from 'node:vm';
 import { buildApp, type AppDeps } from './app.ts';
 import { loadKeyMaterial } from './auth/key-material.ts';
@@ -150,7 +150,13 @@ async function main(): Promise<void> {
   // at a clean exit: a service that is killed still starts warm next time.
   flushCompileCache();
   logger.info(
-    { url: config.baseUrl, log: stores.log.backend, control: stores.control.backend },
+    {
+      url: config.baseUrl,
+      log: stores.log.backend,
+      control: stores.control.backend,
+      // Null when the cache is off: its folder could not be written, or it was turned off.
+      compileCache: getCompileCacheDir() ?? null,
+    },
     'listening',
   );
   const backends = [...new Set([stores.control.backend, stores.log.backend])].join(' + ');
