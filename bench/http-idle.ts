@@ -3,7 +3,8 @@
  * bare Fastify process, the least a Node HTTP service on the same framework holds
  * resident. One route, no logger, no stores; it listens on a loopback port, tells its
  * parent the port over IPC and waits to be killed. Started with the service's compile
- * cache, warm, it loads no TypeScript stripper, as the service does not.
+ * cache preload (`src/compile-cache.js`), warm, it loads no TypeScript stripper, as the
+ * service does not.
  */
 import { flushCompileCache } from 'node:module';
 import type { AddressInfo } from 'node:net';
@@ -12,6 +13,6 @@ import Fastify from 'fastify';
 const app = Fastify({ logger: false });
 app.get('/health', () => ({ status: 'ok' }));
 await app.listen({ port: 0, host: '127.0.0.1' });
-// Killed, not stopped: what it compiled is on disk now for the next one (NODE_COMPILE_CACHE).
+// Killed, not stopped: what it compiled is in the compile cache now for the next one.
 flushCompileCache();
 process.send?.({ port: (app.server.address() as AddressInfo).port });

@@ -49,7 +49,7 @@ import { fetched, PublicFlow } from '../test/support/flow.ts';
 import { startService } from '../test/support/service-process.ts';
 import { agent, openSessions, parallel, PARALLEL, Tails, appendTo } from './http-memory-client.ts';
 import { ourPaths } from './http-tail-client.ts';
-import { COMPILE_CACHE, flagsFrom, PROBE, probedEnv } from './probed-service.ts';
+import { COMPILE_CACHE_PRELOAD, PROBE, probedEnv, probedFlags } from './probed-service.ts';
 import type { ProbeWindow } from './server-probe.ts';
 
 /** Sessions opened for the growth rows (`memoryRows` may be given fewer, for a short run). */
@@ -121,12 +121,8 @@ const heapNote = (ours: Reading, base: Reading): string =>
 /** The bare Fastify process, listening. */
 async function bareProcess(folder: string): Promise<ChildProcess> {
   const child = fork(new URL('./http-idle.ts', import.meta.url), [], {
-    execArgv: ['--disable-warning=ExperimentalWarning', `--import=${PROBE}`],
-    env: {
-      ...process.env,
-      BENCH_PROBE_FILE: path.join(folder, 'bare-probe.json'),
-      NODE_COMPILE_CACHE: COMPILE_CACHE,
-    },
+    execArgv: ['--disable-warning=ExperimentalWarning', COMPILE_CACHE_PRELOAD, `--import=${PROBE}`],
+    env: { ...process.env, BENCH_PROBE_FILE: path.join(folder, 'bare-probe.json') },
   });
   await once(child, 'message');
   return child;
@@ -164,7 +160,7 @@ export async function memoryRows(count = SESSIONS): Promise<{ rows: string[][]; 
     // (`src/compile-cache.js`), so the one measured loads no TypeScript stripper.
     const env = { DATA_DIR: dataDir, OPERATOR_TOKEN: operatorToken, ...probedEnv(probeFile) };
     // BENCH_SERVER_FLAGS reach this service too, after the start script's flags.
-    const flags = flagsFrom('BENCH_SERVER_FLAGS');
+    const flags = probedFlags('BENCH_SERVER_FLAGS');
     await (await startService(env, undefined, flags)).stop();
     const service = await startService(env, undefined, flags);
     const install = await new PublicFlow(fetched(service.url), operatorToken).install();

@@ -1,18 +1,19 @@
 /**
  * How the benches that start the embedded service as a process (`npm run bench`'s memory
- * part, `npm run bench:turns`) start it: with the probe preloaded (`server-probe.ts`),
- * every rate-limit family out of reach, and the bench's own Node flags on its command line.
+ * part, `npm run bench:turns`) start it: with the probe preloaded (`server-probe.ts`) and
+ * the bench's own Node flags, both on its command line after the start script's, and
+ * every rate-limit family out of reach.
  */
 import { fileURLToPath } from 'node:url';
 
 /**
- * The service's compile cache (`src/compile-cache.js`), named in the environment too so
- * that Node turns it on before any preload: the probe, TypeScript like the service, is
- * then taken from it and loads no stripper (some 18 MB) into the process measured.
+ * The service's own compile cache preload (`src/compile-cache.js`), for a baseline process
+ * the bench starts beside the service: it then takes its modules from the same cache and,
+ * as the service, loads no TypeScript stripper (some 18 MB).
  */
-export const COMPILE_CACHE = fileURLToPath(
-  new URL('../node_modules/.cache/agent-session-service/', import.meta.url),
-);
+export const COMPILE_CACHE_PRELOAD = `--import=${fileURLToPath(
+  new URL('../src/compile-cache.js', import.meta.url),
+)}`;
 
 /** Preloaded into the service: its event-loop, GC and heap figures for the rows. */
 export const PROBE = fileURLToPath(new URL('server-probe.ts', import.meta.url));
@@ -23,7 +24,7 @@ export const PROBE = fileURLToPath(new URL('server-probe.ts', import.meta.url));
  */
 const RATE_LIMIT = '10000000';
 
-/** The service's environment for a bench, its probe writing to `probeFile`. */
+/** The service's environment for a bench, its probe (`probedFlags`) writing to `probeFile`. */
 export function probedEnv(probeFile: string): Record<string, string> {
   return {
     RATE_LIMIT_PER_SECOND: RATE_LIMIT,
@@ -31,8 +32,6 @@ export function probedEnv(probeFile: string): Record<string, string> {
     CONSOLE_RATE_LIMIT_PER_SECOND: RATE_LIMIT,
     OPEN_RATE_LIMIT_PER_SECOND: RATE_LIMIT,
     APPDOC_RATE_LIMIT_PER_MINUTE: RATE_LIMIT,
-    NODE_OPTIONS: `--import=${PROBE}`,
-    NODE_COMPILE_CACHE: COMPILE_CACHE,
     BENCH_PROBE_FILE: probeFile,
   };
 }
@@ -45,4 +44,13 @@ export function probedEnv(probeFile: string): Record<string, string> {
  */
 export function flagsFrom(name: string): string[] {
   return (process.env[name] ?? '').split(' ').filter((flag) => flag !== '');
+}
+
+/**
+ * The service's own Node flags for a bench: the probe, then those of the environment
+ * variable `name` (`flagsFrom`). They follow the start script's, whose preload turns the
+ * compile cache on, so the probe, TypeScript like the service, is taken from the cache.
+ */
+export function probedFlags(name: string): string[] {
+  return [`--import=${PROBE}`, ...flagsFrom(name)];
 }

@@ -21,7 +21,7 @@ import pg from 'pg';
 import { loadKeyMaterial } from '../src/auth/key-material.ts';
 import { sessionKeys } from '../src/storage/redis/keys.ts';
 import { startService, type ServiceProcess } from '../test/support/service-process.ts';
-import { flagsFrom, probedEnv } from './probed-service.ts';
+import { probedEnv, probedFlags } from './probed-service.ts';
 import type { ProbeWindow } from './server-probe.ts';
 
 /** The prefix `openStores` gives the Redis log store (`openRedisLogStore`'s default). */
@@ -121,8 +121,8 @@ export class Deployment {
         ...probedEnv(this.#probeFile),
       },
       this.#startTimeoutMs,
-      // BENCH_SERVER_NODE_OPTIONS look inside a run (--cpu-prof, --trace-gc).
-      flagsFrom('BENCH_SERVER_NODE_OPTIONS'),
+      // The probe, then BENCH_SERVER_NODE_OPTIONS to look inside a run (--cpu-prof, --trace-gc).
+      probedFlags('BENCH_SERVER_NODE_OPTIONS'),
     );
     return this.#service.url;
   }
