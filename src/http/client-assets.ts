@@ -74,6 +74,9 @@ async function strippedModules(): Promise<ReadonlyMap<string, string>> {
     { env: {}, maxBuffer: STRIPPED_BYTES, timeout: STRIP_TIMEOUT_MS },
   );
   const texts = JSON.parse(stdout) as string[];
+  if (texts.length !== paths.length) {
+    throw new Error(`the client stripper answered ${texts.length} modules of ${paths.length}`);
+  }
   const found = new Map(paths.map((path, i) => [path, texts[i] ?? '']));
   // The package's dependency, resolved from the package (a production install keeps it).
   const fromPackage = createRequire(new URL('package.json', PACKAGE));
