@@ -1,23 +1,16 @@
 /**
  * The loop of one tail (`follow.ts` says what it does), as an iterator whose state lives
- * in fields: a tail that waits for the fan-out holds this object, its subscription and
- * the promise of the `next` that waits, not the suspended frames of generators and of
- * the awaits under way in them (`docs/benchmarks.md`, "Open tails").
+ * in fields: a tail that waits for the fan-out holds this object and its subscription,
+ * not the suspended frames of generators and of the awaits under way in them
+ * (`docs/benchmarks.md`, "Open tails"). How it is pulled, and parks while it waits, is
+ * `parked-tail.ts`.
  */
 import type { TailBackend, TailPage } from './tail-backend.ts';
-import type { StoredRecord, TailOptions } from './log-store.ts';
+import type { TailOptions } from './log-store.ts';
 import { PageSizer } from './page-sizer.ts';
-import {
-  handOver,
-  type FedRecord,
-  type Listener,
-  type Subscription,
-  type TailPosition,
-} from './subscription.ts';
-
-type Step = IteratorResult<StoredRecord, void>;
-
-const DONE: Step = { done: true, value: undefined };
+import { ParkedTail, type Step } from './parked-tail.ts';
+import { DONE } from './pull.ts';
+import type { FedRecord, Subscription } from './subscription.ts';
 const NO_ENTRIES: readonly FedRecord[] = [];
 
 /**
@@ -33,20 +26,14 @@ type Reading = 'join' | 'live' | 'gap';
  * time, so no call of `next` overlaps another; `return` ends the tail, a waiting `next`
  * included.
  */
-export class Follower<P extends TailPage>
-  implements AsyncIterableIterator<StoredRecord, void, undefined>, TailPosition
-{
+export class Follower<P extends TailPage> extends ParkedTail {
   readonly #backend: TailBackend<P>;
   readonly #stream: string;
-  /** Aborted when the reader goes. */
-  readonly #signal: AbortSignal | undefined;
   readonly stop: number;
   /** The cursor this tail yields next. */
   #next: number;
   /** Pages bounded in bytes as well as in records (`page-sizer.ts`). */
   readonly #pages: PageSizer;
-  /** Records that land while the tail waits go straight to `options.deliver`. */
-  readonly #listener: Listener | undefined;
   /** The catch-up read under way and its bound (exclusive), or undefined once joined. */
   #reading: Reading | undefined = 'join';
   #until: number;
@@ -65,19 +52,14 @@ export class Follower<P extends TailPage>
   #done = false;
 
   constructor(backend: TailBackend<P>, stream: string, options: TailOptions) {
+    super(options);
     this.#backend = backend;
     this.#stream = stream;
-    this.#signal = options.signal;
     this.stop = options.to ?? Number.POSITIVE_INFINITY;
     this.#until = this.stop;
     // Cursors start at 1: `from: 0` reads from the start (2.3).
     this.#next = Math.max(1, options.from);
     this.#pages = new PageSizer(backend.pageSize);
-    this.#listener = handOver(options.deliver, this);
-  }
-
-  [Symbol.asyncIterator](): this {
-    return this;
   }
 
   expected(): number {
@@ -91,32 +73,23 @@ export class Follower<P extends TailPage>
   /**
    * The reader's signal and the store's close are read where they matter, not joined in
    * a signal of their own: every open tail would hold one. A tail waiting on the fan-out
-   * wakes on the reader's signal, and on the store's close through its subscription,
-   * which the close ends.
+   * wakes on the reader's signal (`ParkedTail`), and on the store's close through its
+   * subscription, which the close ends.
    */
   #stopped(): boolean {
-    return this.#signal?.aborted === true || this.#backend.closed.aborted;
+    return this.aborted() || this.#backend.closed.aborted;
   }
 
   over(): boolean {
     return this.#next >= this.stop || this.#stopped();
   }
 
-  /**
-   * The next record. A tail with nothing to hand on returns the promise of its wait on
-   * the fan-out rather than awaiting it: this call is done while the tail waits.
-   */
-  async next(): Promise<Step> {
-    const step = await this.#advance();
-    return step ?? this.#wait();
-  }
-
   /** The next step, or undefined when the tail is to wait on its subscription. */
-  async #advance(): Promise<Step | undefined> {
+  protected async advance(): Promise<Step | undefined> {
     try {
       for (;;) {
         if (this.#done) return DONE;
-        if (this.#last || this.over()) return this.#finish();
+        if (this.#last || this.over()) return this.finish();
         if (this.#reading !== undefined) {
           const step = await this.#read();
           if (step !== undefined) return step;
@@ -126,7 +99,7 @@ export class Follower<P extends TailPage>
         if (handed === 'read') continue;
         if (handed !== undefined) return handed;
         const subscription = this.#subscription;
-        if (subscription === undefined) return this.#finish();
+        if (subscription === undefined) return this.finish();
         this.#entries = subscription.take();
         this.#at = 0;
         if (this.#entries.length > 0) continue;
@@ -137,33 +110,29 @@ export class Follower<P extends TailPage>
           this.#startReading('join', this.stop);
           continue;
         }
-        return subscription.ended ? this.#finish() : undefined;
+        return subscription.ended ? this.finish() : undefined;
       }
     } catch (error) {
-      this.#finish();
+      this.finish();
       // A read cut short by closing or aborting ends the tail instead of failing it.
       if (this.#stopped()) return DONE;
       throw error;
     }
   }
 
-  #wait(): Promise<Step> {
-    const subscription = this.#subscription;
-    if (subscription === undefined) return Promise.resolve(this.#finish());
-    return subscription.wait(this.#signal, this.#listener).then(this.#woken);
+  protected parking(): Subscription | undefined {
+    return this.#subscription;
   }
-
-  readonly #woken = (): Promise<Step> => this.next();
 
   /** Ends the tail; a `next` waiting on the fan-out wakes and finds it done. */
   return(): Promise<Step> {
     const subscription = this.#subscription;
-    this.#finish();
+    this.finish();
     subscription?.end();
     return Promise.resolve(DONE);
   }
 
-  #finish(): Step {
+  protected finish(): Step {
     this.#done = true;
     this.#page = undefined;
     this.#entries = NO_ENTRIES;
@@ -194,7 +163,7 @@ export class Follower<P extends TailPage>
         return { done: false, value: record };
       }
       // The archiving record is the last one: once it is delivered, nothing can follow.
-      if (page.final !== null && this.#next > page.final) return this.#finish();
+      if (page.final !== null && this.#next > page.final) return this.finish();
       if (page.records.length < this.#asked || this.#next >= this.#until) {
         return this.#readDone(page);
       }
@@ -230,7 +199,7 @@ export class Follower<P extends TailPage>
     if (this.#done) return undefined;
     // The archiving record lies behind `from`: nothing will ever come.
     if (join.final !== null && this.#next > join.final) {
-      this.#finish();
+      this.finish();
       return undefined;
     }
     const subscription = this.#backend.subscribe(this.#stream, Math.min(this.#next - 1, join.head));
@@ -255,13 +224,13 @@ export class Follower<P extends TailPage>
       } else if (cursor < this.#next) {
         // Already yielded while catching up; the archiving record still ends the tail.
         this.#at += 1;
-        if (final) return this.#finish();
+        if (final) return this.finish();
         continue;
       } else if (cursor > this.#next) {
         this.#startReading('gap', cursor);
         return 'read';
       }
-      if (this.over()) return this.#finish();
+      if (this.over()) return this.finish();
       this.#at += 1;
       this.#next = cursor + 1;
       this.#last = final;

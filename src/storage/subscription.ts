@@ -19,10 +19,20 @@ export interface FedRecord {
   readonly final: boolean;
 }
 
-/** Takes a record pushed while its tail waits, or answers false to leave it buffered. */
-export type Listener = (entry: FedRecord) => boolean;
+/**
+ * Takes a record pushed while its tail waits (`park`), or answers false to leave
+ * it buffered. An object rather than a function: the tail itself is its listener.
+ */
+export interface Listener {
+  offered(entry: FedRecord): boolean;
+}
 
-/** Where a tail stands, for `handOver`. */
+/** Hears, once, that a parked tail has something to do (`Subscription.park`). */
+export interface Waker {
+  woken(): void;
+}
+
+/** Where a tail stands, for `offerTo`. */
 export interface TailPosition {
   /** The cursor the tail yields next. */
   readonly expected: () => number;
@@ -35,23 +45,21 @@ export interface TailPosition {
 }
 
 /**
- * A tail's listener for `wait` that hands its next record in order to `deliver`
- * (`TailOptions.deliver`), past the tail's iterator; undefined without `deliver`. A
- * record that ends the tail (the archiving record, the one before `to`), one out of
- * order, and any `deliver` leaves, stay buffered for the iterator.
+ * A waiting tail's answer for `entry` (`Listener.offered`): hands its next record in order
+ * to `deliver` (`TailOptions.deliver`), past the tail's iterator. A record that ends the
+ * tail (the archiving record, the one before `to`), one out of order, and any `deliver`
+ * leaves, stay buffered for the iterator.
  */
-export function handOver(
-  deliver: ((record: StoredRecord) => boolean) | undefined,
+export function offerTo(
+  deliver: (record: StoredRecord) => boolean,
   tail: TailPosition,
-): Listener | undefined {
-  if (deliver === undefined) return undefined;
-  return ({ record, final }) => {
-    const { cursor } = record.envelope;
-    if (final || cursor !== tail.expected() || cursor + 1 >= tail.stop || tail.over()) return false;
-    if (!deliver(record)) return false;
-    tail.passed(cursor);
-    return true;
-  };
+  { record, final }: FedRecord,
+): boolean {
+  const { cursor } = record.envelope;
+  if (final || cursor !== tail.expected() || cursor + 1 >= tail.stop || tail.over()) return false;
+  if (!deliver(record)) return false;
+  tail.passed(cursor);
+  return true;
 }
 
 /** Bytes of bodies one subscription buffers at most, by default. */
@@ -69,7 +77,8 @@ export class Subscription {
   #bytes = 0;
   #dropped = false;
   #ended = false;
-  #wake: (() => void) | undefined;
+  /** The parked tail, and its listener while it waits. */
+  #waker: Waker | undefined;
   #listener: Listener | undefined;
 
   constructor(stream: string, start: number, capacity: number, capacityBytes = SUBSCRIPTION_BYTES) {
@@ -90,7 +99,7 @@ export class Subscription {
   }
 
   /**
-   * Hands the next records to a waiting tail's listener (`wait`) or buffers them; answers
+   * Hands the next records to a waiting tail's listener (`park`) or buffers them; answers
    * false when they do not fit, after which the buffer is emptied and the subscription
    * counts as dropped.
    */
@@ -115,7 +124,7 @@ export class Subscription {
    */
   #offer(listener: Listener, entry: FedRecord): boolean {
     try {
-      return listener(entry);
+      return listener.offered(entry);
     } catch {
       this.#listener = undefined;
       return false;
@@ -157,30 +166,38 @@ export class Subscription {
     return entries;
   }
 
+  /** True when a tail has something to do without waiting: records, a drop or the end. */
+  #ready(): boolean {
+    return this.#entries.length > 0 || this.#dropped || this.#ended;
+  }
+
   /**
-   * Resolves once a record is buffered, the subscription is dropped or ended, or on abort.
-   * Meanwhile, and only while the buffer is empty, pushed records go to `listener` first
-   * (see `handOver`): the first one it answers false for, and every one after it, is
-   * buffered and wakes the tail.
+   * Parks a tail that waits: `waker.woken()` is called once, when a record is buffered or
+   * the subscription is dropped or ended. Meanwhile, and only while the buffer is empty,
+   * pushed records go to `listener` first (`Listener`): the first one it answers false
+   * for, and every one after it, is buffered and wakes the tail. A parked tail holds no
+   * promise or closure of its own. Answers false, parking nothing, when the tail has
+   * something to do already.
    */
-  wait(signal?: AbortSignal, listener?: Listener): Promise<void> {
-    if (this.#entries.length > 0 || this.#dropped || this.#ended || signal?.aborted === true) {
-      return Promise.resolve();
-    }
-    return new Promise((resolve) => {
-      const done = (): void => {
-        signal?.removeEventListener('abort', done);
-        this.#wake = undefined;
-        this.#listener = undefined;
-        resolve();
-      };
-      this.#listener = listener;
-      this.#wake = done;
-      signal?.addEventListener('abort', done, { once: true });
-    });
+  park(waker: Waker, listener?: Listener): boolean {
+    if (this.#ready()) return false;
+    this.#waker = waker;
+    this.#listener = listener;
+    return true;
+  }
+
+  /** Takes `waker` off, if it is still the parked one (its tail stopped waiting). */
+  unpark(waker: Waker): void {
+    if (this.#waker !== waker) return;
+    this.#waker = undefined;
+    this.#listener = undefined;
   }
 
   #notify(): void {
-    this.#wake?.();
+    const waker = this.#waker;
+    if (waker === undefined) return;
+    this.#waker = undefined;
+    this.#listener = undefined;
+    waker.woken();
   }
 }

@@ -19,6 +19,9 @@
 import type { TailLine } from '../../schemas/records.ts';
 import { present, type Face } from '../../sessions/faces.ts';
 import type { LogStore, StoredRecord } from '../../storage/log-store.ts';
+import { DONE, pullFrom, type Pullable, type StepSink } from '../../storage/pull.ts';
+import type { SharedLines } from './shared-lines.ts';
+import { TokenRevoked, type TailEnd } from './tail-end.ts';
 
 export interface TailLinesOptions {
   readonly log: LogStore;
@@ -29,12 +32,11 @@ export interface TailLinesOptions {
   readonly to: number | undefined;
   readonly face: Face;
   /**
-   * Aborted when the tail is to end before its log does, with the `TailEnding` that says
-   * why: its reader went, its token expired or no longer stands, the service stops or
-   * its transport gave up on a reader that lags. One signal per tail, whatever ends it:
-   * every open tail holds it (`npm run bench`, memory part).
+   * Ends the tail before its log does, with the `TailEnding` that says why: its reader
+   * went, its token expired or no longer stands, the service stops or its transport gave
+   * up on a reader that lags. One per tail, whatever ends it.
    */
-  readonly ended: AbortSignal;
+  readonly ended: TailEnd;
   /** Hears why the log could not be read; the reader is told only that it could not. */
   readonly onError: (error: unknown) => void;
   /** Shares the public face's lines between the tails of one app (`SharedLines`). */
@@ -46,88 +48,47 @@ export interface TailLinesOptions {
   readonly offer?: (line: TailLine) => boolean;
 }
 
-/**
- * The public face's line of each landed record, and the bytes of lines, made once however
- * many tails serve them. A store's fan-out hands every tail of a stream the same record
- * object, so a record that reaches a thousand principals' tails is parsed, presented,
- * stringified and encoded once instead of a thousand times (`npm run bench`). Lines and
- * their bytes are never changed once made, so tails can share them; both maps hold their
- * keys weakly, so a record leaves them once no tail holds it. Other faces depend on their
- * reader and are presented per tail.
- */
-export class SharedLines {
-  readonly #lines = new WeakMap<StoredRecord, TailLine | null>();
-  readonly #bytes = new WeakMap<TailLine, Buffer>();
-
-  /** `present(record, face)`, from the shared line when the face is public. */
-  present(record: StoredRecord, face: Face): TailLine | null {
-    if (face.kind !== 'public') return present(record, face);
-    let line = this.#lines.get(record);
-    if (line === undefined) {
-      line = present(record, face);
-      this.#lines.set(record, line);
-    }
-    return line;
-  }
-
-  /** The UTF-8 of `JSON.stringify(line)` and a newline: the line as NDJSON writes it. */
-  readonly jsonLine = (line: TailLine): Buffer => {
-    let bytes = this.#bytes.get(line);
-    if (bytes === undefined) {
-      bytes = Buffer.from(`${JSON.stringify(line)}\n`);
-      this.#bytes.set(line, bytes);
-    }
-    return bytes;
-  };
-
-  /** The UTF-8 of `JSON.stringify(line)`: the line as a WebSocket message. */
-  readonly message = (line: TailLine): Buffer => this.jsonLine(line).subarray(0, -1);
-}
-
-/** Why a tail's token stopped standing, as its tail's `ended` signal carries it. */
-export class TokenRevoked extends Error {
-  override readonly name = 'TokenRevoked';
-}
-
-/**
- * Why a tail ends before its log does: the reason its `ended` signal aborts with.
- * `gone`: the reader went, and no last line is written.
- */
-export type TailEnding = 'gone' | 'expired' | 'stopping' | 'lagging' | TokenRevoked;
-
-/** Ends `tail` with `ending`, which its last line tells (`tailLines`). */
-export function endTail(tail: AbortController, ending: TailEnding): void {
-  tail.abort(ending);
-}
-
 function end(code: string, message: string, cursor: number | null): TailLine {
   return { Err: { code, message, cursor } };
 }
 
 /** The lines of one tail, in cursor order; see the module comment for how it ends. */
-export function tailLines(options: TailLinesOptions): AsyncIterable<TailLine, void> {
+export function tailLines(options: TailLinesOptions): AsyncIterable<TailLine, void> & {
+  [Symbol.asyncIterator](): Pullable<TailLine>;
+} {
   return new Lines(options);
 }
 
 type Step = IteratorResult<TailLine, void>;
 
-const DONE: Step = { done: true, value: undefined };
+/** Hands `step` to `sink` on a later microtask: a pull never answers before it returns. */
+function later(sink: StepSink<TailLine>, step: Step): void {
+  void Promise.resolve(step).then((taken) => {
+    sink.took(taken);
+  });
+}
 
 /**
  * One tail's lines: an iterator over the store's tail, not a generator that loops over
  * it, and its steps are methods, not closures: every open tail waits for its next record
  * through every layer between it and its transport, and each layer a generator adds is
  * held by every waiting tail (its frame, its queued request and the await under way).
- * The transport pulls one line at a time, so no call of `next` overlaps another.
+ * Pulled (`pull.ts`), as the WebSocket transport does, it pulls the store's tail in turn
+ * and is its sink: a waiting tail then holds no promise in any layer. The transport pulls
+ * one line at a time, so no pull overlaps another.
  */
-class Lines implements AsyncIterableIterator<TailLine, void> {
+class Lines
+  implements AsyncIterableIterator<TailLine, void>, Pullable<TailLine>, StepSink<StoredRecord>
+{
   readonly #options: TailLinesOptions;
   /** The cursor a reader resumes from: one past the last record this tail went past. */
   #next: number;
   /** A record the transport takes as it lands never comes through the iterators below. */
   readonly #deliver: ((record: StoredRecord) => boolean) | undefined;
-  /** The store's tail, from the first call of `next`. */
+  /** The store's tail, from the first pull. */
   #records: AsyncIterator<StoredRecord, unknown> | undefined;
+  /** The consumer of the pull under way, which waits on the store's tail. */
+  #sink: StepSink<TailLine> | undefined;
   /** Done: the store's tail ended and the last line, if any, was given. */
   #done = false;
 
@@ -139,12 +100,13 @@ class Lines implements AsyncIterableIterator<TailLine, void> {
       offer === undefined
         ? undefined
         : (record) => {
-            if (ended.aborted) return false;
+            if (ended.ended) return false;
             const line = this.#lineOf(record);
             if (line !== null && !offer(line)) return false;
             this.#next = record.envelope.cursor + 1;
             return true;
           };
+    ended.hear(this);
   }
 
   [Symbol.asyncIterator](): this {
@@ -152,25 +114,58 @@ class Lines implements AsyncIterableIterator<TailLine, void> {
   }
 
   next(): Promise<Step> {
-    if (this.#done) return Promise.resolve(DONE);
+    return new Promise((resolve, reject) => {
+      this.pull({ took: resolve, failed: reject });
+    });
+  }
+
+  pull(sink: StepSink<TailLine>): void {
+    if (this.#done) {
+      later(sink, DONE);
+      return;
+    }
     // Ended while the transport held the previous line: the store's tail is let go of.
-    if (this.#options.ended.aborted) return this.#close().then(() => this.#last());
+    if (this.#options.ended.ended) {
+      this.#close().then(
+        () => {
+          sink.took(this.#last());
+        },
+        (error: unknown) => {
+          sink.failed(error);
+        },
+      );
+      return;
+    }
     let records = this.#records;
     if (records === undefined) {
       try {
         records = this.#open();
       } catch (error) {
-        return Promise.resolve(this.#failed(error));
+        later(sink, this.#failure(error));
+        return;
       }
       this.#records = records;
     }
-    return records.next().then(this.#took, this.#failed);
+    this.#sink = sink;
+    pullFrom(records, this);
+  }
+
+  /**
+   * The tail was ended (`TailEnd`): a pull waiting on the store's tail wakes, as the
+   * store's tail ends on `return`, and takes the last line. The store's tail is given
+   * no signal of its own to listen to.
+   */
+  ending(): void {
+    if (this.#sink === undefined) return;
+    const records = this.#records;
+    this.#records = undefined;
+    Promise.resolve(records?.return?.()).catch(this.#options.onError);
   }
 
   /** The reader stopped pulling lines: the store's tail is let go of. */
   async return(): Promise<Step> {
     this.#done = true;
-    await this.#records?.return?.();
+    await this.#close();
     return DONE;
   }
 
@@ -179,39 +174,58 @@ class Lines implements AsyncIterableIterator<TailLine, void> {
     const tail = options.log.tail(options.stream, {
       from: options.from,
       ...(options.to === undefined ? {} : { to: options.to }),
-      signal: options.ended,
       ...(this.#deliver === undefined ? {} : { deliver: this.#deliver }),
     });
     return tail[Symbol.asyncIterator]();
   }
 
-  /**
-   * The line of a record from the store's tail; the next one when its face shows none.
-   * This and `#failed` are the callbacks of every `next`, made once per tail.
-   */
-  readonly #took = (result: IteratorResult<StoredRecord, unknown>): Step | Promise<Step> => {
-    if (result.done === true) return this.#last();
+  /** See `StepSink`: the store's tail answered the pull under way. */
+  took(result: IteratorResult<StoredRecord, unknown>): void {
+    const sink = this.#sink;
+    this.#sink = undefined;
+    if (sink === undefined) return;
+    if (result.done === true) {
+      sink.took(this.#last());
+      return;
+    }
     const record = result.value;
     this.#next = record.envelope.cursor + 1;
     let line: TailLine | null;
     try {
       line = this.#lineOf(record);
     } catch (error) {
-      return this.#close().then(() => this.#failed(error));
+      this.#close().then(
+        () => {
+          sink.took(this.#failure(error));
+        },
+        (thrown: unknown) => {
+          sink.failed(thrown);
+        },
+      );
+      return;
     }
-    return line === null ? this.next() : { done: false, value: line };
-  };
+    // A record its face shows nothing of: the next one.
+    if (line === null) this.pull(sink);
+    else sink.took({ done: false, value: line });
+  }
+
+  /** See `StepSink`: the store's tail failed. */
+  failed(error: unknown): void {
+    const sink = this.#sink;
+    this.#sink = undefined;
+    sink?.took(this.#failure(error));
+  }
 
   /** The store's tail failed: the last line says so, unless the tail was ending anyway. */
-  readonly #failed = (error: unknown): Step => {
-    if (this.#options.ended.aborted) return this.#last();
+  #failure(error: unknown): Step {
+    if (this.#options.ended.ended) return this.#last();
     this.#done = true;
     this.#options.onError(error);
     return {
       done: false,
       value: end('read_failed', 'the log could not be read; tail again to read on', this.#next),
     };
-  };
+  }
 
   async #close(): Promise<void> {
     const records = this.#records;
@@ -233,9 +247,8 @@ class Lines implements AsyncIterableIterator<TailLine, void> {
 
   /** The last line of a tail that ended before its log did, or null. */
   #why(): TailLine | null {
-    const { ended } = this.#options;
-    if (!ended.aborted) return null;
-    const ending = ended.reason as TailEnding;
+    const ending = this.#options.ended.reason;
+    if (ending === undefined) return null;
     const next = this.#next;
     if (ending instanceof TokenRevoked) {
       return end(

@@ -19,7 +19,9 @@ import type { LogStore } from '../../storage/log-store.ts';
 import type { ServiceMetrics } from '../../metrics/service-metrics.ts';
 import { problemResponses } from '../openapi-responses.ts';
 import { TAIL_LIMITS, TailSlots, type TailLimits } from './limits.ts';
-import { endTail, SharedLines, tailLines } from './lines.ts';
+import { tailLines } from './lines.ts';
+import { SharedLines } from './shared-lines.ts';
+import { TailEnd } from './tail-end.ts';
 import { jsonStreamAnswer, JsonLineWriter } from './ndjson.ts';
 import { Pacer } from './pacer.ts';
 import { sessionReader, type TailReader } from './session-reader.ts';
@@ -70,9 +72,9 @@ export function sessionTailRoutes(app: FastifyInstance, deps: SessionTailDeps): 
   const standing = new StandingWatch(deps.sessionTokens, deps.clock);
   // The open tails, each its one controller and the watch on its token: the service
   // stopping ends them all through one listener here, not one per tail on its signal.
-  const live = new Map<AbortController, Watched>();
+  const live = new Map<TailEnd, Watched>();
   const stopping = (): void => {
-    for (const tail of live.keys()) endTail(tail, 'stopping');
+    for (const tail of live.keys()) tail.end('stopping');
   };
   deps.shutdown.addEventListener('abort', stopping, { once: true });
   app.addHook('onClose', () => {
@@ -105,11 +107,11 @@ export function sessionTailRoutes(app: FastifyInstance, deps: SessionTailDeps): 
     held: Verified,
     query: TailQuery,
     log: FastifyBaseLogger,
-    ended: AbortController,
+    ended: TailEnd,
     offer: (line: TailLine) => boolean,
   ) => {
     const { reader } = held;
-    if (deps.shutdown.aborted) endTail(ended, 'stopping');
+    if (deps.shutdown.aborted) ended.end('stopping');
     live.set(ended, standing.add(reader.verified, ended));
     return tailLines({
       log: deps.logStore,
@@ -117,7 +119,7 @@ export function sessionTailRoutes(app: FastifyInstance, deps: SessionTailDeps): 
       from: query.from,
       to: query.to,
       face: reader.face,
-      ended: ended.signal,
+      ended,
       onError: (error) => {
         deps.metrics.storeFailed(error);
         log.error({ err: error }, 'tail read failed');
@@ -126,7 +128,7 @@ export function sessionTailRoutes(app: FastifyInstance, deps: SessionTailDeps): 
       offer,
     });
   };
-  const close = (ended: AbortController): void => {
+  const close = (ended: TailEnd): void => {
     const watched = live.get(ended);
     if (watched !== undefined) standing.remove(watched);
     live.delete(ended);
@@ -147,10 +149,10 @@ export function sessionTailRoutes(app: FastifyInstance, deps: SessionTailDeps): 
       pacer,
       encode: shared.message,
     });
-    const ended = new AbortController();
+    const ended = new TailEnd();
     const lines = open(held, query, log, ended, sender.offer);
     socket.on('close', () => {
-      endTail(ended, 'gone');
+      ended.end('gone');
     });
     deps.metrics.tailOpened('websocket');
     sender.send(lines, deps.shutdown, (error) => {
@@ -198,19 +200,19 @@ export function sessionTailRoutes(app: FastifyInstance, deps: SessionTailDeps): 
     handler: async (request, reply) => {
       const held = takeReader(request);
       // One controller ends the tail, whatever ends it (`TailEnding`).
-      const ended = new AbortController();
+      const ended = new TailEnd();
       const writer = new JsonLineWriter({
         encode: shared.jsonLine,
         pacer,
         live: true,
         buffer,
         onLag: () => {
-          endTail(ended, 'lagging');
+          ended.end('lagging');
         },
       });
       const lines = open(held, request.query, request.log, ended, writer.offer);
       reply.raw.on('close', () => {
-        endTail(ended, 'gone');
+        ended.end('gone');
       });
       deps.metrics.tailOpened('ndjson');
       try {

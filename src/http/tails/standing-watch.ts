@@ -19,7 +19,7 @@ import type { Clock } from '../../clock.ts';
 import { Unauthenticated } from '../../errors.ts';
 import type { SessionCredential, SessionTokens } from '../../sessions/tokens.ts';
 import { Deadlines } from './deadlines.ts';
-import { endTail, TokenRevoked } from './lines.ts';
+import { TokenRevoked, type TailEnd } from './tail-end.ts';
 
 /** How often open tails' tokens are checked again. */
 const STANDING_CHECK_MS = 2_000;
@@ -29,7 +29,7 @@ const CHUNK = 256;
 /** One open tail: its credential, the controller that ends it, its place in the deadlines. */
 export interface Watched {
   readonly credential: SessionCredential;
-  readonly tail: AbortController;
+  readonly tail: TailEnd;
   /** The token's expiry (ms): the tail ends there. */
   readonly at: number;
   slot: number;
@@ -62,7 +62,7 @@ export class StandingWatch {
     this.#tokens = tokens;
     this.#watched = new Deadlines(clock, (watched) => {
       this.#stopRounds();
-      endTail(watched.tail, 'expired');
+      watched.tail.end('expired');
     });
     this.#stopListening = tokens.onStandingChange(() => {
       this.#round();
@@ -73,7 +73,7 @@ export class StandingWatch {
    * Watches `credential` until `remove` is given the answer: aborts `tail` once the
    * token expires or no longer stands (see the module comment).
    */
-  add(credential: SessionCredential, tail: AbortController): Watched {
+  add(credential: SessionCredential, tail: TailEnd): Watched {
     const watched: Watched = { credential, tail, at: credential.expires, slot: -1 };
     this.#watched.add(watched);
     this.#timer ??= setInterval(this.#round, STANDING_CHECK_MS).unref();
@@ -136,8 +136,7 @@ export class StandingWatch {
       );
       if (refusal !== null) {
         const revoked = new TokenRevoked(refusal.message);
-        for (const watched of tails)
-          if (this.#watched.remove(watched)) endTail(watched.tail, revoked);
+        for (const watched of tails) if (this.#watched.remove(watched)) watched.tail.end(revoked);
         this.#stopRounds();
       }
       done += 1;

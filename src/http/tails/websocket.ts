@@ -17,6 +17,7 @@
  */
 import { WebSocket } from 'ws';
 import type { TailLine } from '../../schemas/records.ts';
+import { pullFrom, type StepSink } from '../../storage/pull.ts';
 import type { LineBuffer } from './ndjson.ts';
 import type { PacedWire, Pacer } from './pacer.ts';
 
@@ -114,11 +115,12 @@ const UNCUT = new AbortController().signal;
  * deliver`): it writes the line when the socket takes it below the mark, else leaves it
  * to `send`, which waits for the socket as described above.
  *
- * The send is a loop of callbacks, not an async function: every open tail waits in it
- * for its next line, and an async function's suspended frame, with the promises of the
- * await under way, is held by each (`docs/benchmarks.md`, "Open tails").
+ * The send is a loop of pulls (`pull.ts`) whose sink is the sender itself, not an async
+ * function: every open tail waits in it for its next line, and an async function's
+ * suspended frame, with the promises of the await under way, is held by each
+ * (`docs/benchmarks.md`, "Open tails").
  */
-export class LineSender {
+export class LineSender implements StepSink<TailLine> {
   readonly #socket: TailSocket;
   readonly #limits: LineBuffer;
   readonly #encode: (line: TailLine) => string | Buffer;
@@ -173,10 +175,12 @@ export class LineSender {
   }
 
   #pull(): void {
-    this.#lines?.next().then(this.#took, this.#failed);
+    const lines = this.#lines;
+    if (lines !== undefined) pullFrom(lines, this);
   }
 
-  readonly #took = (step: IteratorResult<TailLine>): void => {
+  /** See `StepSink`: the next line, or the end of the lines. */
+  took(step: IteratorResult<TailLine, void>): void {
     if (step.done === true) {
       this.#closeAfterLast();
       this.#end();
@@ -187,11 +191,12 @@ export class LineSender {
     } catch (error) {
       this.#stop(error);
     }
-  };
+  }
 
-  readonly #failed = (error: unknown): void => {
+  /** See `StepSink`: the lines failed. */
+  failed(error: unknown): void {
     this.#end(error);
-  };
+  }
 
   #write(line: TailLine): void {
     const socket = this.#socket;
@@ -212,12 +217,18 @@ export class LineSender {
       });
     });
     this.#last = line;
-    settlesWithin(flushed, this.#limits.lagMs, this.#cut).then(this.#settled, (error: unknown) => {
-      this.#stop(error);
-    });
+    settlesWithin(flushed, this.#limits.lagMs, this.#cut).then(
+      (written) => {
+        this.#settled(written);
+      },
+      (error: unknown) => {
+        this.#stop(error);
+      },
+    );
   }
 
-  readonly #settled = (written: boolean): void => {
+  /** The message over the mark was written (`written`), or the wait for it gave up. */
+  #settled(written: boolean): void {
     if (written) {
       this.#pull();
       return;
@@ -232,7 +243,7 @@ export class LineSender {
       }
     }
     this.#stop();
-  };
+  }
 
   #closeAfterLast(): void {
     if (isOpen(this.#socket)) {

@@ -1,0 +1,47 @@
+/**
+ * Pulling the next step of an async iterator by handing it a sink, rather than through
+ * the promise `next` answers. A consumer that waits long for its next step, as an open
+ * tail does, then holds no pending promise and no reaction at each layer, only the sink,
+ * which is the consumer itself (its methods, not closures made for the wait). The log
+ * store's tail (`follower.ts`) and the session tail's lines (`http/tails/lines.ts`) can
+ * be pulled; a consumer falls back to `next` for an iterator that cannot
+ * (`pullFrom`), such as a traced store's tail.
+ */
+
+/** The step that ends an iteration. */
+export const DONE: IteratorReturnResult<undefined> = { done: true, value: undefined };
+
+/** Hears the next step of a pull, once: the step, or the failure that ended the iterator. */
+export interface StepSink<T> {
+  took(step: IteratorResult<T, void>): void;
+  failed(error: unknown): void;
+}
+
+/** An async iterator that can hand its next step to a sink instead of a promise. */
+export interface Pullable<T> extends AsyncIterator<T, void> {
+  /**
+   * Hands the next step to `sink`, never before this call returns. As with `next`, one
+   * pull at a time: the next pull comes after `sink` heard this one.
+   */
+  pull(sink: StepSink<T>): void;
+}
+
+function pullable<T>(iterator: AsyncIterator<T, unknown>): iterator is Pullable<T> {
+  return typeof (iterator as Partial<Pullable<T>>).pull === 'function';
+}
+
+/** Pulls the next step of `iterator` into `sink`, through `next` when it cannot be pulled. */
+export function pullFrom<T>(iterator: AsyncIterator<T, unknown>, sink: StepSink<T>): void {
+  if (pullable(iterator)) {
+    iterator.pull(sink);
+    return;
+  }
+  iterator.next().then(
+    (step) => {
+      sink.took(step.done === true ? DONE : step);
+    },
+    (error: unknown) => {
+      sink.failed(error);
+    },
+  );
+}
