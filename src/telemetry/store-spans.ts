@@ -28,6 +28,7 @@ import {
   DB_SYSTEM_NAME_VALUE_POSTGRESQL,
 } from '@opentelemetry/semantic-conventions';
 import { ServiceError } from '../errors.ts';
+import { DONE, pullFrom, type Pullable, type StepSink } from '../storage/pull.ts';
 
 /** `db.system.name` of a port's `backend` (semantic conventions' names). */
 function dbSystem(backend: string): string {
@@ -112,13 +113,14 @@ export class StoreSpans {
 }
 
 /**
- * A followed iteration and its span, started by the first `next` and ended with the
+ * A followed iteration and its span, started by the first step and ended with the
  * iteration: by its end, its failure (marked as an error) or `return`. An iterator
  * rather than a generator over `records`, so that a `return` while a `next` waits
  * reaches `records` at once, as the log store's tail answers it (a generator would hold
- * it until the waiting `next` settles, which an idle tail's never does).
+ * it until the waiting `next` settles, which an idle tail's never does). It can be pulled
+ * as the tail it follows can (`pull.ts`), and is then the sink of that tail's steps.
  */
-class FollowSpan<T> implements AsyncIterableIterator<T> {
+class FollowSpan<T> implements AsyncIterableIterator<T>, Pullable<T>, StepSink<T> {
   readonly #records: AsyncIterable<T>;
   readonly #counted: () => number;
   readonly #start: () => Span;
@@ -126,6 +128,8 @@ class FollowSpan<T> implements AsyncIterableIterator<T> {
   #span: Span | undefined;
   #yielded = 0;
   #ended = false;
+  /** The consumer of the pull under way. */
+  #sink: StepSink<T> | undefined;
 
   constructor(records: AsyncIterable<T>, counted: () => number, start: () => Span) {
     this.#records = records;
@@ -137,23 +141,42 @@ class FollowSpan<T> implements AsyncIterableIterator<T> {
     return this;
   }
 
-  async next(): Promise<IteratorResult<T>> {
-    if (this.#ended) return { done: true, value: undefined };
+  next(): Promise<IteratorResult<T, void>> {
+    return new Promise((resolve, reject) => {
+      this.pull({ took: resolve, failed: reject });
+    });
+  }
+
+  pull(sink: StepSink<T>): void {
+    if (this.#ended) {
+      void Promise.resolve(DONE).then((step) => {
+        sink.took(step);
+      });
+      return;
+    }
     if (this.#iterator === undefined) {
       this.#span = this.#start();
       this.#iterator = this.#records[Symbol.asyncIterator]();
     }
-    try {
-      const step = await this.#iterator.next();
-      if (step.done === true) this.#end();
-      else this.#yielded += 1;
-      return step;
-    } catch (error) {
-      this.#span?.setStatus({ code: SpanStatusCode.ERROR });
-      this.#span?.setAttribute(ATTR_ERROR_TYPE, errorType(error));
-      this.#end();
-      throw error;
-    }
+    this.#sink = sink;
+    pullFrom(this.#iterator, this);
+  }
+
+  took(step: IteratorResult<T, void>): void {
+    const sink = this.#sink;
+    this.#sink = undefined;
+    if (step.done === true) this.#end();
+    else this.#yielded += 1;
+    sink?.took(step);
+  }
+
+  failed(error: unknown): void {
+    const sink = this.#sink;
+    this.#sink = undefined;
+    this.#span?.setStatus({ code: SpanStatusCode.ERROR });
+    this.#span?.setAttribute(ATTR_ERROR_TYPE, errorType(error));
+    this.#end();
+    sink?.failed(error);
   }
 
   async return(): Promise<IteratorResult<T>> {

@@ -4,9 +4,11 @@
  * and ends after the archiving record, before `to`, on abort, or when its store closes.
  * Registered by `describeLogStore` in `log-store.contract.ts`.
  */
+import { getEventListeners } from 'node:events';
 import fc from 'fast-check';
 import { expect, it } from 'vitest';
 import type { LogStore, StoredRecord } from '../../src/storage/log-store.ts';
+import type { Pullable, StepSink } from '../../src/storage/pull.ts';
 import {
   batchArb,
   collect,
@@ -144,6 +146,51 @@ export function describeTails(context: LogStoreContext): void {
       done: true,
       value: undefined,
     });
+  });
+
+  it('hands its steps to a sink when pulled, parked while it waits: woken by a record, by `return` and by an abort', async () => {
+    const store = context.store();
+    const stream = streamId();
+    await store.append(oneOff(stream, [pendingRecord('first')]));
+    const abort = new AbortController();
+    const iterator = store.tail(stream, { from: 1, signal: abort.signal })[Symbol.asyncIterator]();
+    // Every store's tail can be pulled: a session tail's transport waits on it that way.
+    expect(typeof (iterator as Partial<Pullable<StoredRecord>>).pull).toBe('function');
+    const pulled = iterator as Pullable<StoredRecord>;
+    const steps: (number | 'done' | 'failed')[] = [];
+    let synchronous = true;
+    const sink: StepSink<StoredRecord> = {
+      took: (step) => {
+        if (synchronous) throw new Error('a pull answered before it returned');
+        steps.push(step.done === true ? 'done' : step.value.envelope.cursor);
+      },
+      failed: () => steps.push('failed'),
+    };
+    pulled.pull(sink);
+    synchronous = false;
+    await eventually(5000, () => steps.length === 1, 'the first record');
+    pulled.pull(sink);
+    await sleep(50);
+    // Parked: it listens on its reader's signal only while it waits.
+    expect(getEventListeners(abort.signal, 'abort')).toHaveLength(1);
+    await store.append(oneOff(stream, [pendingRecord('second')]));
+    await eventually(5000, () => steps.length === 2, 'the record that woke it');
+    expect(getEventListeners(abort.signal, 'abort')).toHaveLength(0);
+    pulled.pull(sink);
+    await sleep(20);
+    abort.abort();
+    await eventually(2000, () => steps.length === 3, 'the abort to wake it');
+    expect(steps).toEqual([1, 2, 'done']);
+    expect(getEventListeners(abort.signal, 'abort')).toHaveLength(0);
+
+    const tail = store.tail(stream, { from: 3 });
+    const returned = tail[Symbol.asyncIterator]() as Pullable<StoredRecord>;
+    const ends: unknown[] = [];
+    returned.pull({ took: (step) => ends.push(step), failed: (error) => ends.push(error) });
+    await sleep(50);
+    await returned.return?.();
+    await eventually(2000, () => ends.length === 1, 'the return to wake it');
+    expect(ends).toEqual([{ done: true, value: undefined }]);
   });
 
   it('ends at once on a signal aborted before it starts', async () => {
