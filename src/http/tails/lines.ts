@@ -16,6 +16,7 @@
  * slow reader holds at most one line here; the store's tail keeps its own bounded buffer
  * and catches up from the log when it overflows, never holding appends or other tails.
  */
+import type { FastifyBaseLogger } from 'fastify';
 import type { TailLine } from '../../schemas/records.ts';
 import { present, type Face } from '../../sessions/faces.ts';
 import type { LogStore, StoredRecord } from '../../storage/log-store.ts';
@@ -37,15 +38,26 @@ export interface TailLinesOptions {
    * up on a reader that lags. One per tail, whatever ends it.
    */
   readonly ended: TailEnd;
-  /** Hears why the log could not be read; the reader is told only that it could not. */
-  readonly onError: (error: unknown) => void;
+  /** The logger of the request that opened the tail: a tail keeps that, not its request. */
+  readonly requestLog: FastifyBaseLogger;
+  /**
+   * Hears why the log could not be read, with the tail's `requestLog`; the reader is told
+   * only that it could not. One function for every tail of an app, not a closure each.
+   */
+  readonly onError: (error: unknown, requestLog: FastifyBaseLogger) => void;
   /** Shares the public face's lines between the tails of one app (`SharedLines`). */
   readonly shared?: SharedLines;
-  /**
-   * The transport's way to take a line as its record lands, while it waits for the next
-   * line (`TailOptions.deliver`): true when it wrote the line, false to have it yielded.
-   */
-  readonly offer?: (line: TailLine) => boolean;
+  /** The transport, which may take a line as its record lands (`LineTaker`). */
+  readonly taker?: LineTaker;
+}
+
+/**
+ * A transport that takes a line as its record lands, while it waits for the next line
+ * (`TailOptions.deliver`): `offer` answers true when it wrote the line, false to have it
+ * yielded.
+ */
+export interface LineTaker {
+  offer(line: TailLine): boolean;
 }
 
 function end(code: string, message: string, cursor: number | null): TailLine {
@@ -95,14 +107,14 @@ class Lines
   constructor(options: TailLinesOptions) {
     this.#options = options;
     this.#next = Math.max(1, options.from);
-    const { offer, ended } = options;
+    const { taker, ended } = options;
     this.#deliver =
-      offer === undefined
+      taker === undefined
         ? undefined
         : (record) => {
             if (ended.ended) return false;
             const line = this.#lineOf(record);
-            if (line !== null && !offer(line)) return false;
+            if (line !== null && !taker.offer(line)) return false;
             this.#next = record.envelope.cursor + 1;
             return true;
           };
@@ -159,7 +171,9 @@ class Lines
     if (this.#sink === undefined) return;
     const records = this.#records;
     this.#records = undefined;
-    Promise.resolve(records?.return?.()).catch(this.#options.onError);
+    Promise.resolve(records?.return?.()).catch((error: unknown) => {
+      this.#options.onError(error, this.#options.requestLog);
+    });
   }
 
   /** The reader stopped pulling lines: the store's tail is let go of. */
@@ -220,7 +234,7 @@ class Lines
   #failure(error: unknown): Step {
     if (this.#options.ended.ended) return this.#last();
     this.#done = true;
-    this.#options.onError(error);
+    this.#options.onError(error, this.#options.requestLog);
     return {
       done: false,
       value: end('read_failed', 'the log could not be read; tail again to read on', this.#next),

@@ -25,7 +25,7 @@ import type { ServerResponse } from 'node:http';
 import type { FastifyReply } from 'fastify';
 import type { z } from 'zod';
 import { streamLongLived } from '../timeouts.ts';
-import type { Pacer } from './pacer.ts';
+import type { Paced, Pacer } from './pacer.ts';
 
 /** The media type of the tails (interface 1). */
 export const JSONSTREAM = 'application/jsonstream';
@@ -45,6 +45,9 @@ export interface LineBuffer {
 
 /** The bound when the caller gives none: a quarter MiB, five seconds to drain it. */
 const DEFAULT_BUFFER: LineBuffer = { bufferBytes: 256 * 1024, lagMs: 5_000 };
+
+/** A writer's pacing before its response is under way, or without a pacer: none. */
+const UNPACED = { hold: (): void => undefined };
 
 /** The reason a wait for a reader was given up on when its time was up. */
 const LATE = 'late';
@@ -113,7 +116,8 @@ export class JsonLineWriter<T> {
   readonly #buffer: LineBuffer;
   /** The response, once its headers are out and while the reader keeps up. */
   #raw: ServerResponse | undefined;
-  #hold: () => void = () => undefined;
+  /** Held before each write (`pacer.ts`), once the response is under way. */
+  #paced: Pick<Paced, 'hold'> = UNPACED;
 
   constructor(options: JsonLineWriterOptions<T> = {}) {
     this.#encode = options.encode ?? ((line) => `${JSON.stringify(line)}\n`);
@@ -127,13 +131,13 @@ export class JsonLineWriter<T> {
   }
 
   /** Writes `line` now when the response is under way and under its bound; else false. */
-  readonly offer = (line: T): boolean => {
+  offer(line: T): boolean {
     const raw = this.#raw;
     if (raw === undefined || raw.destroyed || this.#over(raw)) return false;
-    this.#hold();
+    this.#paced.hold();
     raw.write(this.#encode(line));
     return true;
-  };
+  }
 
   /**
    * Answers 200 with the lines of `source` and ends the response when the source ends.
@@ -163,13 +167,13 @@ export class JsonLineWriter<T> {
     // A tail may wait long for its first record: the reader learns at once it is attached.
     raw.flushHeaders();
     if (live) streamLongLived(raw.socket);
-    this.#hold = this.#options.pacer?.wire(raw.socket ?? undefined) ?? (() => undefined);
+    this.#paced = this.#options.pacer?.wire(raw.socket ?? undefined) ?? UNPACED;
     this.#raw = raw;
     let lagging = false;
     try {
       for await (const line of source) {
         if (raw.destroyed) break;
-        this.#hold();
+        this.#paced.hold();
         raw.write(this.#encode(line));
         if (lagging || !this.#over(raw)) continue;
         const drain = await drained(raw, cut, this.#buffer.lagMs);

@@ -24,13 +24,33 @@ export const TAIL_WINDOW_MS = 2;
 /** What pacing needs of a connection. */
 export type PacedWire = Pick<Socket, 'cork' | 'uncork'>;
 
-/** One paced connection. */
-interface Paced {
+/**
+ * One paced connection, as `Pacer.wire` answers it: `hold()` before each write. An object
+ * with a method, not a closure: every open tail holds one.
+ */
+export class Paced {
   readonly wire: PacedWire;
-  corked: boolean;
+  readonly #pacer: Pacer;
+  corked = false;
   /** When its last batch was written. */
-  flushed: number;
+  flushed = Number.NEGATIVE_INFINITY;
+
+  constructor(pacer: Pacer, wire: PacedWire) {
+    this.#pacer = pacer;
+    this.wire = wire;
+  }
+
+  /** See `Pacer.wire`. */
+  hold(): void {
+    if (this.corked) return;
+    this.corked = true;
+    this.wire.cork();
+    this.#pacer.corked(this);
+  }
 }
+
+/** What `Pacer.wire` answers without a wire: a hold that does nothing. */
+const UNPACED = { hold: (): void => undefined };
 
 /** Held connections and when each is due, in the order they are due. */
 interface Held {
@@ -55,25 +75,24 @@ export class Pacer {
   }
 
   /**
-   * Returns `hold`, to be called before each write to `wire`: the first write of a batch
-   * corks the connection and has it written at the end of the tick when its last batch
-   * is `windowMs` old, else when it will be. Without a wire, `hold` does nothing.
+   * Paces `wire`: its `hold()` is to be called before each write to it. The first write
+   * of a batch corks the connection and has it written at the end of the tick when its
+   * last batch is `windowMs` old, else when it will be. Without a wire, `hold` does
+   * nothing.
    */
-  wire(wire: PacedWire | undefined): () => void {
-    if (wire === undefined) return () => undefined;
-    const paced: Paced = { wire, corked: false, flushed: Number.NEGATIVE_INFINITY };
-    return () => {
-      if (paced.corked) return;
-      paced.corked = true;
-      wire.cork();
-      const due = paced.flushed + this.#windowMs;
-      if (due <= this.#now()) {
-        if (this.#soon.push(paced) === 1) process.nextTick(this.#writeSoon);
-        return;
-      }
-      // Every connection waits the same window, so the queue stays in order of `due`.
-      if (this.#later.push({ paced, due }) === 1) this.#arm();
-    };
+  wire(wire: PacedWire | undefined): Pick<Paced, 'hold'> {
+    return wire === undefined ? UNPACED : new Paced(this, wire);
+  }
+
+  /** `paced` was just corked for a write (`Paced.hold`): it is written when due. */
+  corked(paced: Paced): void {
+    const due = paced.flushed + this.#windowMs;
+    if (due <= this.#now()) {
+      if (this.#soon.push(paced) === 1) process.nextTick(this.#writeSoon);
+      return;
+    }
+    // Every connection waits the same window, so the queue stays in order of `due`.
+    if (this.#later.push({ paced, due }) === 1) this.#arm();
   }
 
   #write(paced: Paced, now: number): void {

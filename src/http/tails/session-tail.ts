@@ -19,7 +19,7 @@ import type { LogStore } from '../../storage/log-store.ts';
 import type { ServiceMetrics } from '../../metrics/service-metrics.ts';
 import { problemResponses } from '../openapi-responses.ts';
 import { TAIL_LIMITS, TailSlots, type TailLimits } from './limits.ts';
-import { tailLines } from './lines.ts';
+import { tailLines, type LineTaker } from './lines.ts';
 import { SharedLines } from './shared-lines.ts';
 import { TailEnd } from './tail-end.ts';
 import { jsonStreamAnswer, JsonLineWriter } from './ndjson.ts';
@@ -98,8 +98,13 @@ export function sessionTailRoutes(app: FastifyInstance, deps: SessionTailDeps): 
     held.free();
   };
 
+  const readFailed = (error: unknown, log: FastifyBaseLogger): void => {
+    deps.metrics.storeFailed(error);
+    log.error({ err: error }, 'tail read failed');
+  };
+
   /**
-   * The lines of a verified tail, which `offer` may take as they land and `ended` ends
+   * The lines of a verified tail, which `taker` may take as they land and `ended` ends
    * (its reason a `TailEnding`); `close(ended)` stops the watch on its token. `log` is
    * the request's logger: a tail keeps that, not its request.
    */
@@ -108,7 +113,7 @@ export function sessionTailRoutes(app: FastifyInstance, deps: SessionTailDeps): 
     query: TailQuery,
     log: FastifyBaseLogger,
     ended: TailEnd,
-    offer: (line: TailLine) => boolean,
+    taker: LineTaker,
   ) => {
     const { reader } = held;
     if (deps.shutdown.aborted) ended.end('stopping');
@@ -120,12 +125,10 @@ export function sessionTailRoutes(app: FastifyInstance, deps: SessionTailDeps): 
       to: query.to,
       face: reader.face,
       ended,
-      onError: (error) => {
-        deps.metrics.storeFailed(error);
-        log.error({ err: error }, 'tail read failed');
-      },
+      requestLog: log,
+      onError: readFailed,
       shared,
-      offer,
+      taker,
     });
   };
   const close = (ended: TailEnd): void => {
@@ -150,7 +153,7 @@ export function sessionTailRoutes(app: FastifyInstance, deps: SessionTailDeps): 
       encode: shared.message,
     });
     const ended = new TailEnd();
-    const lines = open(held, query, log, ended, sender.offer);
+    const lines = open(held, query, log, ended, sender);
     socket.on('close', () => {
       ended.end('gone');
     });
@@ -210,7 +213,7 @@ export function sessionTailRoutes(app: FastifyInstance, deps: SessionTailDeps): 
           ended.end('lagging');
         },
       });
-      const lines = open(held, request.query, request.log, ended, writer.offer);
+      const lines = open(held, request.query, request.log, ended, writer);
       reply.raw.on('close', () => {
         ended.end('gone');
       });

@@ -18,8 +18,9 @@
 import { WebSocket } from 'ws';
 import type { TailLine } from '../../schemas/records.ts';
 import { pullFrom, type StepSink } from '../../storage/pull.ts';
+import type { LineTaker } from './lines.ts';
 import type { LineBuffer } from './ndjson.ts';
-import type { PacedWire, Pacer } from './pacer.ts';
+import type { Paced, PacedWire, Pacer } from './pacer.ts';
 
 /** What the tail needs of a socket. */
 export type TailSocket = Pick<
@@ -105,6 +106,9 @@ export interface LineSenderOptions {
 /** Hears how a `LineSender`'s send ended: undefined when it ended cleanly. */
 export type SendOver = (error?: unknown) => void;
 
+/** A sender's pacing without a pacer: none. */
+const UNPACED = { hold: (): void => undefined };
+
 /** The cut of a sender with no send under way: never aborted. */
 const UNCUT = new AbortController().signal;
 
@@ -120,11 +124,12 @@ const UNCUT = new AbortController().signal;
  * suspended frame, with the promises of the await under way, is held by each
  * (`docs/benchmarks.md`, "Open tails").
  */
-export class LineSender implements StepSink<TailLine> {
+export class LineSender implements StepSink<TailLine>, LineTaker {
   readonly #socket: TailSocket;
   readonly #limits: LineBuffer;
   readonly #encode: (line: TailLine) => string | Buffer;
-  readonly #hold: () => void;
+  /** Held before each write (`pacer.ts`). */
+  readonly #paced: Pick<Paced, 'hold'>;
   #last: TailLine | undefined;
   /** The send under way: its lines, what cuts it and who hears its end. */
   #lines: AsyncIterator<TailLine> | undefined;
@@ -139,17 +144,18 @@ export class LineSender implements StepSink<TailLine> {
     this.#socket = socket;
     this.#limits = limits;
     this.#encode = options.encode ?? JSON.stringify;
-    this.#hold = options.pacer?.wire(options.wire) ?? (() => undefined);
+    this.#paced = options.pacer?.wire(options.wire) ?? UNPACED;
   }
 
-  /** Writes `line` now when the socket is open and takes it below the mark; else false. */
-  readonly offer = (line: TailLine): boolean =>
-    isOpen(this.#socket) && this.#sendBelowMark(line, this.#encode(line));
+  /** See `LineTaker`: writes `line` now when the socket is open and takes it below the mark. */
+  offer(line: TailLine): boolean {
+    return isOpen(this.#socket) && this.#sendBelowMark(line, this.#encode(line));
+  }
 
   /** Sends `message`, the text of `line`, when the buffer stays below the mark. */
   #sendBelowMark(line: TailLine, message: string | Buffer): boolean {
     if (this.#socket.bufferedAmount + message.length > this.#limits.bufferBytes) return false;
-    this.#hold();
+    this.#paced.hold();
     this.#socket.send(message, TEXT);
     this.#last = line;
     return true;
@@ -210,7 +216,7 @@ export class LineSender implements StepSink<TailLine> {
       return;
     }
     // Over the mark: this message is followed until it is written.
-    this.#hold();
+    this.#paced.hold();
     const flushed = new Promise<void>((resolve) => {
       socket.send(message, TEXT, () => {
         resolve();

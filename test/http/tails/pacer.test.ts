@@ -44,9 +44,9 @@ describe('Pacer', () => {
   it('writes a quiet connection at the end of the tick, once for all writes of the tick', async () => {
     const wire = recordingWire(clock);
     const hold = new Pacer(50, () => clock.now).wire(wire);
-    hold();
-    hold();
-    hold();
+    hold.hold();
+    hold.hold();
+    hold.hold();
     expect(wire.depth).toBe(1);
     await tick();
     expect(wire.events).toEqual(['cork@1000', 'uncork@1000']);
@@ -55,12 +55,12 @@ describe('Pacer', () => {
   it('holds writes that come within the window of the last write until the window ends', async () => {
     const wire = recordingWire(clock);
     const hold = new Pacer(50, () => clock.now).wire(wire);
-    hold();
+    hold.hold();
     await tick();
     advance(5);
-    hold();
+    hold.hold();
     advance(10);
-    hold(); // joins the held batch
+    hold.hold(); // joins the held batch
     await tick();
     expect(wire.depth).toBe(1);
     advance(34);
@@ -73,10 +73,10 @@ describe('Pacer', () => {
   it('writes at once again once the connection has been quiet for a window', async () => {
     const wire = recordingWire(clock);
     const hold = new Pacer(20, () => clock.now).wire(wire);
-    hold();
+    hold.hold();
     await tick();
     advance(20);
-    hold();
+    hold.hold();
     await tick();
     expect(wire.events).toEqual(['cork@1000', 'uncork@1000', 'cork@1020', 'uncork@1020']);
   });
@@ -87,14 +87,14 @@ describe('Pacer', () => {
     const second = recordingWire(clock);
     const holdFirst = pacer.wire(first);
     const holdSecond = pacer.wire(second);
-    holdFirst();
+    holdFirst.hold();
     await tick();
     advance(5);
-    holdSecond();
+    holdSecond.hold();
     await tick();
     advance(1);
-    holdFirst();
-    holdSecond();
+    holdFirst.hold();
+    holdSecond.hold();
     // The held connections wait behind one timer, not one each.
     expect(vi.getTimerCount()).toBe(1);
     advance(4);
@@ -108,7 +108,7 @@ describe('Pacer', () => {
   it('writes the connections of one tick in one callback at its end', async () => {
     const pacer = new Pacer(10, () => clock.now);
     const wires = Array.from({ length: 100 }, () => recordingWire(clock));
-    for (const wire of wires) pacer.wire(wire)();
+    for (const wire of wires) pacer.wire(wire).hold();
     expect(wires.every((wire) => wire.depth === 1)).toBe(true);
     expect(vi.getTimerCount()).toBe(0);
     await tick();
@@ -119,9 +119,9 @@ describe('Pacer', () => {
     const pacer = new Pacer(10, () => clock.now);
     const wire = recordingWire(clock);
     const hold = pacer.wire(wire);
-    hold();
+    hold.hold();
     return tick().then(() => {
-      hold();
+      hold.hold();
       expect(wire.depth).toBe(1);
       pacer.close();
       expect(wire.depth).toBe(0);
@@ -131,7 +131,7 @@ describe('Pacer', () => {
 
   it('does nothing without a wire', () => {
     expect(() => {
-      new Pacer().wire(undefined)();
+      new Pacer().wire(undefined).hold();
     }).not.toThrow();
   });
 });
