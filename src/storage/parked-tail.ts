@@ -6,7 +6,7 @@
  * Every open session tail waits here (`docs/benchmarks.md`, "Open tails").
  */
 import type { StoredRecord, TailOptions } from './log-store.ts';
-import type { Pullable, StepSink } from './pull.ts';
+import { nextOf, type Pullable, type StepSink } from './pull.ts';
 import {
   offerTo,
   type FedRecord,
@@ -61,9 +61,7 @@ export abstract class ParkedTail
 
   /** The next record: `pull`, answered by a promise. */
   next(): Promise<Step> {
-    return new Promise((resolve, reject) => {
-      this.pull({ took: resolve, failed: reject });
-    });
+    return nextOf(this);
   }
 
   /**

@@ -45,3 +45,17 @@ export function pullFrom<T>(iterator: AsyncIterator<T, unknown>, sink: StepSink<
     },
   );
 }
+
+/** `next` of a pullable iterator: its pull, answered by a promise. */
+export function nextOf<T>(iterator: Pullable<T>): Promise<IteratorResult<T, void>> {
+  return new Promise((resolve, reject) => {
+    iterator.pull({ took: resolve, failed: reject });
+  });
+}
+
+/** Hands `step` to `sink` on a later microtask: a pull never answers before it returns. */
+export function tellLater<T>(sink: StepSink<T>, step: IteratorResult<T, void>): void {
+  void Promise.resolve(step).then((taken) => {
+    sink.took(taken);
+  });
+}

@@ -28,7 +28,14 @@ import {
   DB_SYSTEM_NAME_VALUE_POSTGRESQL,
 } from '@opentelemetry/semantic-conventions';
 import { ServiceError } from '../errors.ts';
-import { DONE, pullFrom, type Pullable, type StepSink } from '../storage/pull.ts';
+import {
+  DONE,
+  nextOf,
+  pullFrom,
+  tellLater,
+  type Pullable,
+  type StepSink,
+} from '../storage/pull.ts';
 
 /** `db.system.name` of a port's `backend` (semantic conventions' names). */
 function dbSystem(backend: string): string {
@@ -142,16 +149,12 @@ class FollowSpan<T> implements AsyncIterableIterator<T>, Pullable<T>, StepSink<T
   }
 
   next(): Promise<IteratorResult<T, void>> {
-    return new Promise((resolve, reject) => {
-      this.pull({ took: resolve, failed: reject });
-    });
+    return nextOf(this);
   }
 
   pull(sink: StepSink<T>): void {
     if (this.#ended) {
-      void Promise.resolve(DONE).then((step) => {
-        sink.took(step);
-      });
+      tellLater(sink, DONE);
       return;
     }
     if (this.#iterator === undefined) {

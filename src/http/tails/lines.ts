@@ -20,7 +20,14 @@ import type { FastifyBaseLogger } from 'fastify';
 import type { TailLine } from '../../schemas/records.ts';
 import { present, type Face } from '../../sessions/faces.ts';
 import type { LogStore, StoredRecord } from '../../storage/log-store.ts';
-import { DONE, pullFrom, type Pullable, type StepSink } from '../../storage/pull.ts';
+import {
+  DONE,
+  nextOf,
+  pullFrom,
+  tellLater,
+  type Pullable,
+  type StepSink,
+} from '../../storage/pull.ts';
 import type { SharedLines } from './shared-lines.ts';
 import { TokenRevoked, type TailEnd } from './tail-end.ts';
 
@@ -73,13 +80,6 @@ export function tailLines(options: TailLinesOptions): AsyncIterable<TailLine, vo
 
 type Step = IteratorResult<TailLine, void>;
 
-/** Hands `step` to `sink` on a later microtask: a pull never answers before it returns. */
-function later(sink: StepSink<TailLine>, step: Step): void {
-  void Promise.resolve(step).then((taken) => {
-    sink.took(taken);
-  });
-}
-
 /**
  * One tail's lines: an iterator over the store's tail, not a generator that loops over
  * it, and its steps are methods, not closures: every open tail waits for its next record
@@ -126,14 +126,12 @@ class Lines
   }
 
   next(): Promise<Step> {
-    return new Promise((resolve, reject) => {
-      this.pull({ took: resolve, failed: reject });
-    });
+    return nextOf(this);
   }
 
   pull(sink: StepSink<TailLine>): void {
     if (this.#done) {
-      later(sink, DONE);
+      tellLater(sink, DONE);
       return;
     }
     // Ended while the transport held the previous line: the store's tail is let go of.
@@ -153,7 +151,7 @@ class Lines
       try {
         records = this.#open();
       } catch (error) {
-        later(sink, this.#failure(error));
+        tellLater(sink, this.#failure(error));
         return;
       }
       this.#records = records;

@@ -25,7 +25,7 @@ import type { ServerResponse } from 'node:http';
 import type { FastifyReply } from 'fastify';
 import type { z } from 'zod';
 import { streamLongLived } from '../timeouts.ts';
-import type { Paced, Pacer } from './pacer.ts';
+import { UNPACED, type Paced, type Pacer } from './pacer.ts';
 
 /** The media type of the tails (interface 1). */
 export const JSONSTREAM = 'application/jsonstream';
@@ -45,9 +45,6 @@ export interface LineBuffer {
 
 /** The bound when the caller gives none: a quarter MiB, five seconds to drain it. */
 const DEFAULT_BUFFER: LineBuffer = { bufferBytes: 256 * 1024, lagMs: 5_000 };
-
-/** A writer's pacing before its response is under way, or without a pacer: none. */
-const UNPACED = { hold: (): void => undefined };
 
 /** The reason a wait for a reader was given up on when its time was up. */
 const LATE = 'late';

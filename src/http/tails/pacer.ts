@@ -49,8 +49,8 @@ export class Paced {
   }
 }
 
-/** What `Pacer.wire` answers without a wire: a hold that does nothing. */
-const UNPACED = { hold: (): void => undefined };
+/** Pacing that does nothing: `Pacer.wire` without a wire, or a writer without a pacer. */
+export const UNPACED = { hold: (): void => undefined };
 
 /** Held connections and when each is due, in the order they are due. */
 interface Held {

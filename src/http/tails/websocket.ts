@@ -20,7 +20,7 @@ import type { TailLine } from '../../schemas/records.ts';
 import { pullFrom, type StepSink } from '../../storage/pull.ts';
 import type { LineTaker } from './lines.ts';
 import type { LineBuffer } from './ndjson.ts';
-import type { Paced, PacedWire, Pacer } from './pacer.ts';
+import { UNPACED, type Paced, type PacedWire, type Pacer } from './pacer.ts';
 
 /** What the tail needs of a socket. */
 export type TailSocket = Pick<
@@ -105,9 +105,6 @@ export interface LineSenderOptions {
 
 /** Hears how a `LineSender`'s send ended: undefined when it ended cleanly. */
 export type SendOver = (error?: unknown) => void;
-
-/** A sender's pacing without a pacer: none. */
-const UNPACED = { hold: (): void => undefined };
 
 /** The cut of a sender with no send under way: never aborted. */
 const UNCUT = new AbortController().signal;
