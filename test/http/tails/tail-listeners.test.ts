@@ -3,13 +3,14 @@
  * the service's shutdown signal is heard once for every tail of the app, not once per
  * tail, and a log store's tail listens to its reader's signal only while it waits for a
  * record, and lets go of it once it ends. An open WebSocket tail keeps nothing of the
- * HTTP request that opened it.
+ * HTTP request that opened it, and waits for its next record without a pending promise.
  */
 import { getEventListeners } from 'node:events';
 import type { IncomingMessage } from 'node:http';
-import { setFlagsFromString } from 'node:v8';
+import { queryObjects, setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { WebSocket } from 'ws';
 import { LOG_ONLY, startTestApp, type TestApp } from '../../support/app.ts';
 import {
   append,
@@ -134,5 +135,40 @@ describe('an open WebSocket tail', () => {
         harness.logs.lines().some((line) => line.reqId === 'ws-failed-probe' && line.level === 50),
       'the failure to be logged with the request id',
     );
+  });
+});
+
+describe('waiting WebSocket tails', () => {
+  it('hold no pending promise while they wait for their next record', async () => {
+    const session = await openTestSession(harness);
+    const token = await tokenFor(harness, session);
+    const [landed] = await append(harness, session, [record('message.submitted', { text: 'm' })]);
+    const from = landed?.cursor ?? 0;
+    const url = `${base.replace('http', 'ws')}/sessions/${session.id}/events?from=${from}`;
+    // Plain sockets with callbacks, so the readers hold no promise of their own.
+    const sockets: WebSocket[] = [];
+    let lines = 0;
+    const open = async (count: number): Promise<void> => {
+      for (let i = 0; i < count; i += 1) {
+        const socket = new WebSocket(url, { headers: { authorization: `Bearer ${token}` } });
+        socket.on('message', () => (lines += 1));
+        sockets.push(socket);
+      }
+      // Each read the record and waits for the next.
+      await until(() => lines === sockets.length, 'every tail to read the first record');
+      await new Promise((resolve) => setTimeout(resolve, 50));
+    };
+    const TAILS = 20;
+    try {
+      await open(TAILS);
+      const before = queryObjects(Promise, { format: 'count' });
+      await open(TAILS);
+      const after = queryObjects(Promise, { format: 'count' });
+      // Five per tail when each layer's `next` waited on the one below (sender, lines,
+      // store loop, subscription); none now, with slack for the app's own.
+      expect(after - before).toBeLessThan(TAILS / 2);
+    } finally {
+      for (const socket of sockets) socket.terminate();
+    }
   });
 });
