@@ -3,9 +3,9 @@
  * the promise `next` answers. A consumer that waits long for its next step, as an open
  * tail does, then holds no pending promise and no reaction at each layer, only the sink,
  * which is the consumer itself (its methods, not closures made for the wait). The log
- * store's tail (`follower.ts`) and the session tail's lines (`http/tails/lines.ts`) can
- * be pulled; a consumer falls back to `next` for an iterator that cannot
- * (`pullFrom`), such as a traced store's tail.
+ * store's tail (`follower.ts`), a traced store's tail (`telemetry/store-spans.ts`) and
+ * the session tail's lines (`http/tails/lines.ts`) can be pulled; a consumer falls back
+ * to `next` for an iterator that cannot (`pullFrom`).
  */
 
 /** The step that ends an iteration. */
