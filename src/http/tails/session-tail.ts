@@ -70,8 +70,8 @@ export function sessionTailRoutes(app: FastifyInstance, deps: SessionTailDeps): 
   const pacer = new Pacer();
   const slots = new TailSlots(limits);
   const standing = new StandingWatch(deps.sessionTokens, deps.clock);
-  // The open tails, each its one controller and the watch on its token: the service
-  // stopping ends them all through one listener here, not one per tail on its signal.
+  // The open tails, each its one `TailEnd` and the watch on its token: the service
+  // stopping ends them all through one listener here, not one per tail.
   const live = new Map<TailEnd, Watched>();
   const stopping = (): void => {
     for (const tail of live.keys()) tail.end('stopping');
@@ -202,7 +202,7 @@ export function sessionTailRoutes(app: FastifyInstance, deps: SessionTailDeps): 
     },
     handler: async (request, reply) => {
       const held = takeReader(request);
-      // One controller ends the tail, whatever ends it (`TailEnding`).
+      // One `TailEnd` ends the tail, whatever ends it (`TailEnding`).
       const ended = new TailEnd();
       const writer = new JsonLineWriter({
         encode: shared.jsonLine,

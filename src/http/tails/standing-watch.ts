@@ -10,9 +10,9 @@
  * checks between turns of the event loop), and at once when this process changes what
  * tokens stand on (`SessionTokens.onStandingChange`). A check reads what `TokenStanding`
  * caches for a second, so a change made through another process ends the tails here
- * within 3 s. A tail whose token no longer stands is aborted with a `TokenRevoked` saying
- * why, and ends with a last `Err token_revoked` line; one whose token expires is aborted
- * with `expired` when it does (decisions row 68), through one timer for every tail
+ * within 3 s. A tail whose token no longer stands is ended with a `TokenRevoked` saying
+ * why, and its last line is `Err token_revoked`; one whose token expires is ended with
+ * `expired` when it does (decisions row 68), through one timer for every tail
  * (`deadlines.ts`).
  */
 import type { Clock } from '../../clock.ts';
@@ -26,7 +26,7 @@ const STANDING_CHECK_MS = 2_000;
 /** Credentials checked between two turns of the event loop. */
 const CHUNK = 256;
 
-/** One open tail: its credential, the controller that ends it, its place in the deadlines. */
+/** One open tail: its credential, the `TailEnd` that ends it, its place in the deadlines. */
 export interface Watched {
   readonly credential: SessionCredential;
   readonly tail: TailEnd;
@@ -70,7 +70,7 @@ export class StandingWatch {
   }
 
   /**
-   * Watches `credential` until `remove` is given the answer: aborts `tail` once the
+   * Watches `credential` until `remove` is given the answer: ends `tail` once the
    * token expires or no longer stands (see the module comment).
    */
   add(credential: SessionCredential, tail: TailEnd): Watched {
