@@ -49,7 +49,7 @@ import { fetched, PublicFlow } from '../test/support/flow.ts';
 import { startService } from '../test/support/service-process.ts';
 import { agent, openSessions, parallel, PARALLEL, Tails, appendTo } from './http-memory-client.ts';
 import { ourPaths } from './http-tail-client.ts';
-import { COMPILE_CACHE_PRELOAD, PROBE, probedEnv, probedFlags } from './probed-service.ts';
+import { PROBE, probedEnv, probedFlags, START_PRELOADS } from './probed-service.ts';
 import type { ProbeWindow } from './server-probe.ts';
 
 /** Sessions opened for the growth rows (`memoryRows` may be given fewer, for a short run). */
@@ -121,7 +121,7 @@ const heapNote = (ours: Reading, base: Reading): string =>
 /** The bare Fastify process, listening. */
 async function bareProcess(folder: string): Promise<ChildProcess> {
   const child = fork(new URL('./http-idle.ts', import.meta.url), [], {
-    execArgv: ['--disable-warning=ExperimentalWarning', COMPILE_CACHE_PRELOAD, `--import=${PROBE}`],
+    execArgv: ['--disable-warning=ExperimentalWarning', ...START_PRELOADS, `--import=${PROBE}`],
     env: { ...process.env, BENCH_PROBE_FILE: path.join(folder, 'bare-probe.json') },
   });
   await once(child, 'message');

@@ -5,15 +5,15 @@
  * every rate-limit family out of reach.
  */
 import { fileURLToPath } from 'node:url';
+import { START_FLAGS } from '../test/support/start-flags.ts';
 
 /**
- * The service's own compile cache preload (`src/compile-cache.js`), for a baseline process
- * the bench starts beside the service: it then takes its modules from the same cache and,
- * as the service, loads no TypeScript stripper (some 18 MB).
+ * The start script's preloads (`--import`, read from package.json: the compile cache's,
+ * `src/compile-cache.js`), for a baseline process the bench starts beside the service: it
+ * then takes its modules from the same cache and, as the service, loads no TypeScript
+ * stripper (some 18 MB).
  */
-export const COMPILE_CACHE_PRELOAD = `--import=${fileURLToPath(
-  new URL('../src/compile-cache.js', import.meta.url),
-)}`;
+export const START_PRELOADS = START_FLAGS.filter((flag) => flag.startsWith('--import='));
 
 /** Preloaded into the service: its event-loop, GC and heap figures for the rows. */
 export const PROBE = fileURLToPath(new URL('server-probe.ts', import.meta.url));
