@@ -85,6 +85,33 @@ export const pendingRecordArb: fc.Arbitrary<PendingRecord> = fc.record({
 /** Batches of 1 to 4 records. */
 export const batchArb = fc.array(pendingRecordArb, { minLength: 1, maxLength: 4 });
 
+/**
+ * Batches shaped as a client's (one producer and `to`, idem slots `<prefix><index>` or
+ * none, often one kind), some with one record that breaks the shape: a backend may write
+ * such batches more compactly, and must land them exactly as offered all the same.
+ */
+export const sharedBatchArb: fc.Arbitrary<PendingRecord[]> = fc
+  .record({
+    records: fc.array(pendingRecordArb, { minLength: 1, maxLength: 14 }),
+    producer: pendingRecordArb.map((record) => record.producer),
+    to: fc.option(fc.constantFrom('executor:e1', 'connection:github'), { nil: null }),
+    prefix: fc.option(fc.constantFrom('', 'key:', 'tok:a:', 'call:1', '0'), { nil: null }),
+    oneKind: fc.boolean(),
+    breaker: fc.option(fc.tuple(fc.nat(13), pendingRecordArb), { nil: null }),
+  })
+  .map(({ records, producer, to, prefix, oneKind, breaker }) => {
+    const kind = records[0]?.kind ?? { name: 'message.submitted', version: 1 };
+    const shaped = records.map((record, index): PendingRecord => ({
+      ...record,
+      kind: oneKind ? kind : record.kind,
+      producer,
+      to,
+      idem: prefix === null ? null : `${prefix}${String(index)}`,
+    }));
+    if (breaker !== null) shaped[breaker[0] % shaped.length] = breaker[1];
+    return shaped;
+  });
+
 /** Resolves as `promise` does, or fails naming `what` after `ms`. */
 export async function within<T>(ms: number, promise: Promise<T>, what: string): Promise<T> {
   let timer: NodeJS.Timeout | undefined;

@@ -13,6 +13,7 @@ import { describe, expect, it } from 'vitest';
 import type { PendingRecord } from '../../src/storage/log-store.ts';
 import {
   batchArb,
+  sharedBatchArb,
   cursorsOf,
   expectConflict,
   expectLanded,
@@ -139,6 +140,19 @@ function describeAppends(context: LogStoreContext): void {
         expect(await stores[2]?.head(stream)).toEqual({ head: total, archived: false });
       }),
       { numRuns: 12 },
+    );
+  });
+
+  it("lands batches shaped as a client's, and ones that nearly are, exactly as offered", async () => {
+    await fc.assert(
+      fc.asyncProperty(sharedBatchArb, async (records) => {
+        const stream = streamId();
+        const result = await context.store().append(oneOff(stream, records));
+        expect(result.outcome).toBe('landed');
+        expectLanded(stream, records, result.records);
+        expect(await context.store().read(stream, { from: 1 })).toEqual(result.records);
+      }),
+      { numRuns: 40 },
     );
   });
 

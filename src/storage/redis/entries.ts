@@ -41,6 +41,67 @@ export function pushRecordArgs(args: string[], record: PendingRecord): void {
   );
 }
 
+/**
+ * Appends the ARGV slots of a batch's records to `args`, in one of the two forms
+ * `append-3.lua`'s header lists. Most batches are a client's: one producer, no `to`, the
+ * idem slots `<key>:0`, `<key>:1`, ... (the write filter holds them to that), and mostly
+ * one kind. Those go in the shared form, which names what the records share once and
+ * then gives each record its body (and its kind, when kinds differ): on a batch of 100,
+ * some 100 slots instead of 500, each of which ioredis writes into the command's text and
+ * Redis parses again. Any other batch goes record by record, five slots each.
+ */
+export function pushBatchArgs(args: string[], records: readonly PendingRecord[]): void {
+  const first = records[0];
+  const prefix = first === undefined ? undefined : sharedIdemPrefix(records, first);
+  if (first === undefined || prefix === undefined) {
+    args.push('r');
+    for (const record of records) pushRecordArgs(args, record);
+    return;
+  }
+  const kind = kindField(first.kind);
+  const oneKind = records.every(
+    (record) => record.kind.name === first.kind.name && record.kind.version === first.kind.version,
+  );
+  args.push('s', first.producer, nullable(first.to), nullable(prefix), oneKind ? `+${kind}` : '-');
+  for (const record of records) {
+    if (!oneKind) args.push(kindField(record.kind));
+    args.push(record.body);
+  }
+}
+
+/**
+ * The idem prefix the batch's records share, as the shared form names it: null when none
+ * has an idem slot, `<prefix>` when record i has `<prefix>i`; undefined when they do not
+ * share one, or a producer, or a `to`.
+ */
+function sharedIdemPrefix(
+  records: readonly PendingRecord[],
+  first: PendingRecord,
+): string | null | undefined {
+  const idem = first.idem;
+  if (idem !== null && !idem.endsWith('0')) return undefined;
+  const prefix = idem === null ? null : idem.slice(0, -1);
+  for (let index = 0; index < records.length; index++) {
+    const record = records[index];
+    if (record?.producer !== first.producer || record.to !== first.to) return undefined;
+    if (prefix === null ? record.idem !== null : !isIndexed(record.idem, prefix, index)) {
+      return undefined;
+    }
+  }
+  return prefix;
+}
+
+/** True when `idem` is `<prefix><index>`, compared without making that text. */
+function isIndexed(idem: string | null, prefix: string, index: number): boolean {
+  const suffix = String(index);
+  return (
+    idem !== null &&
+    idem.length === prefix.length + suffix.length &&
+    idem.startsWith(prefix) &&
+    idem.endsWith(suffix)
+  );
+}
+
 /** Nullable strings cross into Lua as `-` for null and `+<value>` otherwise. */
 export function nullable(value: string | null): string {
   return value === null ? '-' : `+${value}`;

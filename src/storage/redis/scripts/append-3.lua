@@ -13,8 +13,15 @@
     ARGV[2] the fingerprint of what was offered under the key
     ARGV[3] `at` in ms to stamp, or "" to take it from Redis TIME
     ARGV[4] the wake channel to SPUBLISH the new head on
-    ARGV[5...] 5 slots per record, in batch order: kind ("<name>@<version>"), producer,
-            to ("+<to>" or "-"), idem ("+<idem>" or "-"), body
+    ARGV[5]   the form of the records' slots, "r" or "s":
+      "r" (record by record) ARGV[6...] 5 slots per record, in batch order: kind
+          ("<name>@<version>"), producer, to ("+<to>" or "-"), idem ("+<idem>" or "-"),
+          body
+      "s" (shared) ARGV[6] the producer of every record, ARGV[7] the `to` of every record
+          ("+<to>" or "-"), ARGV[8] "+<prefix>" when record i (from 0) has the idem
+          "<prefix>i", "-" when none has one, ARGV[9] "+<kind>" when every record has that
+          kind, "-" when each names its own; ARGV[10...] per record in batch order its kind
+          (only when ARGV[9] is "-") and its body
 
   Every key and the wake channel carry the session's hash tag: one slot on a cluster. The
   channel is an ARGV, not a KEY: a channel never exists as a key, and a declared key that
@@ -65,7 +72,30 @@ end
 if state[2] and tonumber(state[2]) > at then at = tonumber(state[2]) end
 local stamp = string.format('%.0f', at)
 
-local count = (#ARGV - 4) / 5
+-- "+<value>" or "-" as the value or nil.
+local function nullable(slot)
+  if slot == '-' then return nil end
+  return string.sub(slot, 2)
+end
+
+-- The record at index i (from 0): its kind, producer, to, idem (nil for none) and body.
+local count, record
+if ARGV[5] == 's' then
+  local producer, to, prefix, kind = ARGV[6], nullable(ARGV[7]), nullable(ARGV[8]), nullable(ARGV[9])
+  local width = kind and 1 or 2
+  count = (#ARGV - 9) / width
+  record = function(i)
+    local a = 10 + i * width
+    return kind or ARGV[a], producer, to, prefix and prefix .. i, ARGV[a + width - 1]
+  end
+else
+  count = (#ARGV - 5) / 5
+  record = function(i)
+    local a = 6 + i * 5
+    return ARGV[a], ARGV[a + 1], nullable(ARGV[a + 2]), nullable(ARGV[a + 3]), ARGV[a + 4]
+  end
+end
+
 local first = tonumber(state[1] or '0') + 1
 if count > 0 then
   first = redis.call('HINCRBY', meta, 'head', count) - count + 1
@@ -73,24 +103,23 @@ if count > 0 then
 end
 
 for i = 0, count - 1 do
-  local a = 5 + i * 5
-  local id, to, idem = string.format('%.0f-0', first + i), ARGV[a + 2], ARGV[a + 3]
+  local id = string.format('%.0f-0', first + i)
+  local kind, producer, to, idem, body = record(i)
   -- A record a client lands has an idem slot and no `to`: one call without a table.
-  if to == '-' and idem ~= '-' then
-    redis.call('XADD', log, id, 'a', stamp, 'k', ARGV[a], 'p', ARGV[a + 1],
-      'i', string.sub(idem, 2), 'b', ARGV[a + 4])
+  if not to and idem then
+    redis.call('XADD', log, id, 'a', stamp, 'k', kind, 'p', producer, 'i', idem, 'b', body)
   else
-    local fields = { 'a', stamp, 'k', ARGV[a], 'p', ARGV[a + 1] }
-    if to ~= '-' then
+    local fields = { 'a', stamp, 'k', kind, 'p', producer }
+    if to then
       fields[#fields + 1] = 't'
-      fields[#fields + 1] = string.sub(to, 2)
+      fields[#fields + 1] = to
     end
-    if idem ~= '-' then
+    if idem then
       fields[#fields + 1] = 'i'
-      fields[#fields + 1] = string.sub(idem, 2)
+      fields[#fields + 1] = idem
     end
     fields[#fields + 1] = 'b'
-    fields[#fields + 1] = ARGV[a + 4]
+    fields[#fields + 1] = body
     redis.call('XADD', log, id, unpack(fields))
   end
 end
