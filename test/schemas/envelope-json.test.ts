@@ -33,6 +33,36 @@ describe('envelopesJson', () => {
     );
   });
 
+  it('writes batches as a store lands them, sharing all but cursor, idem and size', () => {
+    // One `at`, stream, producer and `to`, often one kind; some envelopes differ in one.
+    const batch = fc
+      .record({
+        like: envelope,
+        rest: fc.array(
+          fc.record({
+            cursor: envelope.map((e) => e.cursor),
+            idem: envelope.map((e) => e.idem),
+            size: envelope.map((e) => e.size),
+            other: fc.option(envelope, { nil: undefined }),
+            field: fc.constantFrom('at', 'kind', 'producer', 'stream', 'to'),
+          }),
+          { maxLength: 12 },
+        ),
+      })
+      .map(({ like, rest }) =>
+        rest.map(({ cursor, idem, size, other, field }): Envelope => {
+          const own = { ...like, cursor, idem, size };
+          return other === undefined ? own : { ...own, [field]: other[field] };
+        }),
+      );
+    fc.assert(
+      fc.property(batch, (envelopes) => {
+        expect(envelopesJson(envelopes)).toBe(zodJson(envelopes));
+      }),
+      { numRuns: 400 },
+    );
+  });
+
   it('writes the same text whatever order the store built the fields in', () => {
     fc.assert(
       fc.property(fc.array(envelope, { maxLength: 6 }), (envelopes) => {
