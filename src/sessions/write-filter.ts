@@ -15,6 +15,7 @@
  * `<key>` is the batch's idempotency key: the token's `idk`, or `idk:<Idempotency-Key>`
  * (row 9), so every record a client lands has an idem slot of its own.
  */
+import { isIndexedSlot } from '../schemas/idem-slots.ts';
 import { kindKey } from '../schemas/record-kinds.ts';
 import type { Envelope, Kind } from '../schemas/records.ts';
 
@@ -59,6 +60,11 @@ export function holderIdem(key: string, index: number): string {
   return `${key}:${index}`;
 }
 
+/** What every `holderIdem(key, index)` of one key starts with, its index following. */
+function holderSlotPrefix(key: string): string {
+  return `${key}:`;
+}
+
 /** Row 8: the one slot a call's completion lands in. */
 export function completionIdem(cause: number): string {
   return `call:${cause}`;
@@ -67,18 +73,6 @@ export function completionIdem(cause: number): string {
 /** A kind as the rules name it: `<name>@<version>`. */
 function kindOf(kind: Kind): string {
   return kindKey(kind.name, kind.version);
-}
-
-/** True when `idem` is `holderIdem(key, index)`, compared without making that text. */
-function isHolderIdem(idem: string | null, key: string, index: number): boolean {
-  const suffix = String(index);
-  return (
-    idem !== null &&
-    idem.length === key.length + 1 + suffix.length &&
-    idem.startsWith(key) &&
-    idem.charCodeAt(key.length) === 0x3a &&
-    idem.endsWith(suffix)
-  );
 }
 
 /** What a record of one credential is checked against: one rule per record of its batch. */
@@ -94,12 +88,13 @@ function ruleFor(credential: WriterCredential, cause: Envelope | null): RecordRu
     if (credential.audience !== 'session' || !credential.scopes.has('append')) {
       return () => 'the token may not append';
     }
+    const slots = holderSlotPrefix(credential.key);
     return (envelope, index) => {
       const { kind } = envelope;
       if (HOLDER_KINDS.get(kind.name) !== kind.version) {
         return `${producer} may land message.submitted@1 and turn.cancel@1 only, not ${kindOf(kind)}`;
       }
-      if (!isHolderIdem(envelope.idem, credential.key, index)) {
+      if (!isIndexedSlot(envelope.idem, slots, index)) {
         return "the idem slot is not the token key's slot for this index";
       }
       return null;

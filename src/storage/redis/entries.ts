@@ -3,6 +3,7 @@
  * the `StoredRecord` an XRANGE or XREAD entry stands for (interface 2.2, 2.3).
  */
 import type { PendingRecord, StoredRecord } from '../log-store.ts';
+import { isIndexedSlot } from '../../schemas/idem-slots.ts';
 import type { Kind } from '../../schemas/records.ts';
 import { cursorOf, FIELD } from './keys.ts';
 
@@ -84,22 +85,11 @@ function sharedIdemPrefix(
   for (let index = 0; index < records.length; index++) {
     const record = records[index];
     if (record?.producer !== first.producer || record.to !== first.to) return undefined;
-    if (prefix === null ? record.idem !== null : !isIndexed(record.idem, prefix, index)) {
+    if (prefix === null ? record.idem !== null : !isIndexedSlot(record.idem, prefix, index)) {
       return undefined;
     }
   }
   return prefix;
-}
-
-/** True when `idem` is `<prefix><index>`, compared without making that text. */
-function isIndexed(idem: string | null, prefix: string, index: number): boolean {
-  const suffix = String(index);
-  return (
-    idem !== null &&
-    idem.length === prefix.length + suffix.length &&
-    idem.startsWith(prefix) &&
-    idem.endsWith(suffix)
-  );
 }
 
 /** Nullable strings cross into Lua as `-` for null and `+<value>` otherwise. */
