@@ -14,7 +14,7 @@
  *
  * Sealing seam (part D): call `args` and completion `result` are stored sealed. Clients
  * land only message.submitted and turn.cancel today, which carry nothing sealed; once
- * grants complete calls here, `IntakeOptions.seal` (from `src/sessions/sealing.ts`) turns
+ * grants complete calls here, `prepareAppend`'s `seal` (from `src/sessions/sealing.ts`) turns
  * a parsed body into its stored form before the canonical text and size are fixed.
  */
 import { hash } from 'node:crypto';
@@ -30,7 +30,7 @@ import {
   type Kind,
   type OfferedRecord,
 } from '../schemas/records.ts';
-import type { LogStore, PendingRecord } from '../storage/log-store.ts';
+import type { AppendBatch, LogStore, PendingRecord } from '../storage/log-store.ts';
 import {
   completionIdem,
   filterBatch,
@@ -41,12 +41,6 @@ import {
 
 /** Turns a parsed body into the form that is stored (part D sealing). */
 export type BodySealer = (kind: Kind, body: unknown) => unknown;
-
-export interface IntakeOptions {
-  readonly logStore: LogStore;
-  /** Seals the sealed layers of a body before it is stored; absent, bodies are stored as parsed. */
-  readonly seal?: BodySealer;
-}
 
 /** What landed, or what an identical resend answers (row 9). */
 export interface AppendOutcome {
@@ -199,22 +193,21 @@ export function admitRecords(
 }
 
 /**
- * Lands an admitted batch on `stream`: registered kinds' bodies (400), body sizes (413),
- * then one log-store append (replay, 409 `idempotency_conflict`, 409 `session_archived`).
+ * The append an admitted batch makes on `stream`: registered kinds' bodies (400) and body
+ * sizes (413) checked, the bodies in their stored form and the batch's fingerprint.
  */
-export async function landRecords(
-  options: IntakeOptions,
+export function prepareAppend(
+  seal: BodySealer | undefined,
   stream: string,
   batch: AdmittedBatch,
-): Promise<AppendOutcome> {
+): AppendBatch {
   const { credential, offered, envelopes } = batch;
   const bodies = parsedBodies(offered);
   // The canonical text of an offered body stored as it came (no schema or seal, or a
   // schema that gave back a copy of it), which the fingerprint then need not make again.
   const asOffered: (string | undefined)[] = [];
   const records: PendingRecord[] = envelopes.map((envelope, index) => {
-    const stored =
-      options.seal === undefined ? bodies[index] : options.seal(envelope.kind, bodies[index]);
+    const stored = seal === undefined ? bodies[index] : seal(envelope.kind, bodies[index]);
     const field = `body.${index}.body`;
     const body = canonicalText(stored, field);
     // Row 12: size is the bytes of the stored canonical body; row 87 bounds it.
@@ -228,11 +221,16 @@ export async function landRecords(
     if (sameJson(stored, offered[index]?.body)) asOffered[index] = body;
     return { ...envelope, body };
   });
-  const result = await options.logStore.append({
+  return {
     stream,
     records,
     key: credential.key,
     fingerprint: batchFingerprint(offered, asOffered),
-  });
+  };
+}
+
+/** Lands a prepared append: one log-store call (replay, 409 `idempotency_conflict`, 409 `session_archived`). */
+export async function landRecords(logStore: LogStore, append: AppendBatch): Promise<AppendOutcome> {
+  const result = await logStore.append(append);
   return { outcome: result.outcome, envelopes: result.records.map((record) => record.envelope) };
 }

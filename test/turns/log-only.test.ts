@@ -42,6 +42,22 @@ describe('a session whose inference option this build cannot run', () => {
     expect(looks(session)).toBe(times);
   }
 
+  it('is not looked at for a batch the append refuses: a refusal marks no session due', async () => {
+    const { key } = await client.install();
+    const opened = await client.open(key);
+    // A message with no text: its body is refused (400) once the token, the filter and the
+    // session have passed, which is where the due mark used to be written.
+    const refused = await client.call('POST', `/sessions/${opened.session}/events`, opened.token, [
+      { kind: { name: 'message.submitted', version: 1 }, body: { text: '' } },
+    ]);
+    expect(refused.status).toBe(400);
+    await sleep(600); // three sweeps
+    expect(looks(opened.session)).toBe(0);
+
+    await client.send(opened, 'a message it takes');
+    await lookedAt(opened.session, 1);
+  });
+
   it('is looked at once a minute, however many messages it takes meanwhile', async () => {
     const { key } = await client.install();
     const opened = await client.open(key);

@@ -14,7 +14,7 @@
  * rest is one log-store call (and, for a message or a cancel, one due mark for the turn
  * runtime first).
  */
-import type { FastifyInstance } from 'fastify';
+import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import { Conflict, NotFound } from '../../errors.ts';
@@ -22,7 +22,7 @@ import { IdParams } from '../../schemas/common.ts';
 import { FilterRefusedProblem, Problem } from '../../schemas/problem.ts';
 import { envelopesJson } from '../../schemas/envelope-json.ts';
 import { AppendAnswer, AppendBody } from '../../schemas/records.ts';
-import { admitRecords, checkBatchSize, landRecords } from '../../sessions/intake.ts';
+import { admitRecords, checkBatchSize, landRecords, prepareAppend } from '../../sessions/intake.ts';
 import { drivesTurns } from '../../turns/events.ts';
 import { completionOf } from './completion.ts';
 import { BODY_PROBLEMS, problemResponses } from '../openapi-responses.ts';
@@ -69,6 +69,40 @@ export function appendRoute(app: FastifyInstance, context: SessionContext): void
     return true;
   };
 
+  /**
+   * What the append checks before it lands, in the order of row 83, and the append it
+   * makes: every refusal (400, 401, 403, 404, 413) is answered before the due mark is
+   * written, so a refused batch writes nothing at all.
+   */
+  const intake = async (
+    request: FastifyRequest,
+    session: string,
+    body: AppendBody,
+    header: string | undefined,
+  ) => {
+    checkBatchSize(body);
+    const credential = await sessionCredential(request, context.tokens, { grants: true });
+    const id = requireAttached(credential, session);
+    const grant =
+      credential.audience === 'grant' ? await completionOf(context, id, credential) : null;
+    const batch = admitRecords(
+      {
+        audience: credential.audience,
+        producer: credential.producer,
+        scopes: credential.scopes,
+        // Row 9: the token key, or (token key, header) when the header scopes it; a
+        // grant's key is its call's one completion slot, whatever the header says.
+        key:
+          header === undefined || grant !== null ? credential.key : `${credential.key}:${header}`,
+        ...(credential.cause === undefined ? {} : { cause: credential.cause }),
+      },
+      body,
+      grant?.cause ?? null,
+    );
+    if (!(await exists(id))) throw new NotFound('session_not_found', 'no such session');
+    return { id, header, grant, append: prepareAppend(grant?.seal, id, batch) };
+  };
+
   app.withTypeProvider<ZodTypeProvider>().post(
     '/sessions/:id/events',
     {
@@ -94,39 +128,20 @@ export function appendRoute(app: FastifyInstance, context: SessionContext): void
       },
     },
     async (request, reply) => {
-      checkBatchSize(request.body);
-      const credential = await sessionCredential(request, context.tokens, { grants: true });
-      const id = requireAttached(credential, request.params.id);
-      const header = request.headers['idempotency-key'];
-      const grant =
-        credential.audience === 'grant' ? await completionOf(context, id, credential) : null;
-      const batch = admitRecords(
-        {
-          audience: credential.audience,
-          producer: credential.producer,
-          scopes: credential.scopes,
-          // Row 9: the token key, or (token key, header) when the header scopes it; a
-          // grant's key is its call's one completion slot, whatever the header says.
-          key:
-            header === undefined || grant !== null ? credential.key : `${credential.key}:${header}`,
-          ...(credential.cause === undefined ? {} : { cause: credential.cause }),
-        },
+      const { id, header, grant, append } = await intake(
+        request,
+        request.params.id,
         request.body,
-        grant?.cause ?? null,
+        request.headers['idempotency-key'],
       );
-      if (!(await exists(id))) throw new NotFound('session_not_found', 'no such session');
       // A message, a cancel or a completion gives the turn runtime work: admitted before
       // it lands (an acknowledged record is driven even if this process dies now), and the
       // driver woken once it landed (see `TurnRuntime.admit` and `landed`).
-      const drives = drivesTurns(batch.envelopes.map((envelope) => envelope.kind));
+      const drives = drivesTurns(append.records.map((record) => record.kind));
       const admission = drives ? await context.turns.admit(id) : null;
       let landed;
       try {
-        landed = await landRecords(
-          { logStore: context.logStore, ...(grant === null ? {} : { seal: grant.seal }) },
-          id,
-          batch,
-        );
+        landed = await landRecords(context.logStore, append);
       } catch (error) {
         throw grant === null ? explained(error, header) : error;
       } finally {
