@@ -6,7 +6,7 @@
  * Every open session tail waits here (`docs/benchmarks.md`, "Open tails").
  */
 import type { StoredRecord, TailOptions } from './log-store.ts';
-import { nextOf, type Pullable, type StepSink } from './pull.ts';
+import { Pulled, type StepSink } from './pull.ts';
 import {
   offerTo,
   type FedRecord,
@@ -19,12 +19,8 @@ import {
 export type Step = IteratorResult<StoredRecord, void>;
 
 export abstract class ParkedTail
-  implements
-    AsyncIterableIterator<StoredRecord, void, undefined>,
-    Pullable<StoredRecord>,
-    TailPosition,
-    Listener,
-    Waker
+  extends Pulled<StoredRecord>
+  implements TailPosition, Listener, Waker
 {
   /** Aborted when the reader goes. */
   readonly #signal: AbortSignal | undefined;
@@ -34,6 +30,7 @@ export abstract class ParkedTail
   #sink: StepSink<StoredRecord> | undefined;
 
   constructor(options: TailOptions) {
+    super();
     this.#signal = options.signal;
     this.#deliver = options.deliver;
   }
@@ -42,7 +39,6 @@ export abstract class ParkedTail
   abstract expected(): number;
   abstract passed(cursor: number): void;
   abstract over(): boolean;
-  abstract return(): Promise<Step>;
   /** The next step, or undefined when the tail is to wait on `parking()`. */
   protected abstract advance(): Promise<Step | undefined>;
   /** The subscription a tail with nothing to hand on waits on; none ends it. */
@@ -53,15 +49,6 @@ export abstract class ParkedTail
   /** True once the reader's signal aborted. */
   protected aborted(): boolean {
     return this.#signal?.aborted === true;
-  }
-
-  [Symbol.asyncIterator](): this {
-    return this;
-  }
-
-  /** The next record: `pull`, answered by a promise. */
-  next(): Promise<Step> {
-    return nextOf(this);
   }
 
   /**

@@ -4,8 +4,8 @@
  * tail does, then holds no pending promise and no reaction at each layer, only the sink,
  * which is the consumer itself (its methods, not closures made for the wait). The log
  * store's tail (`follower.ts`), a traced store's tail (`telemetry/store-spans.ts`) and
- * the session tail's lines (`http/tails/lines.ts`) can be pulled; a consumer falls back
- * to `next` for an iterator that cannot (`pullFrom`).
+ * the session tail's lines (`http/tails/lines.ts`) can be pulled, each a `Pulled`; a
+ * consumer falls back to `next` for an iterator that cannot (`pullFrom`).
  */
 
 /** The step that ends an iteration. */
@@ -46,11 +46,23 @@ export function pullFrom<T>(iterator: AsyncIterator<T, unknown>, sink: StepSink<
   );
 }
 
-/** `next` of a pullable iterator: its pull, answered by a promise. */
-export function nextOf<T>(iterator: Pullable<T>): Promise<IteratorResult<T, void>> {
-  return new Promise((resolve, reject) => {
-    iterator.pull({ took: resolve, failed: reject });
-  });
+/**
+ * A pullable iterator that is its own iterable, and whose `next` is its `pull` answered by
+ * a promise, so that every consumer goes one way whichever it calls.
+ */
+export abstract class Pulled<T> implements Pullable<T>, AsyncIterableIterator<T, void> {
+  abstract pull(sink: StepSink<T>): void;
+  abstract return(): Promise<IteratorResult<T, void>>;
+
+  [Symbol.asyncIterator](): this {
+    return this;
+  }
+
+  next(): Promise<IteratorResult<T, void>> {
+    return new Promise((resolve, reject) => {
+      this.pull({ took: resolve, failed: reject });
+    });
+  }
 }
 
 /** Hands `step` to `sink` on a later microtask: a pull never answers before it returns. */

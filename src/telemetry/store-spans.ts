@@ -28,14 +28,7 @@ import {
   DB_SYSTEM_NAME_VALUE_POSTGRESQL,
 } from '@opentelemetry/semantic-conventions';
 import { ServiceError } from '../errors.ts';
-import {
-  DONE,
-  nextOf,
-  pullFrom,
-  tellLater,
-  type Pullable,
-  type StepSink,
-} from '../storage/pull.ts';
+import { DONE, Pulled, pullFrom, tellLater, type StepSink } from '../storage/pull.ts';
 
 /** `db.system.name` of a port's `backend` (semantic conventions' names). */
 function dbSystem(backend: string): string {
@@ -127,7 +120,7 @@ export class StoreSpans {
  * it until the waiting `next` settles, which an idle tail's never does). It can be pulled
  * as the tail it follows can (`pull.ts`), and is then the sink of that tail's steps.
  */
-class FollowSpan<T> implements AsyncIterableIterator<T>, Pullable<T>, StepSink<T> {
+class FollowSpan<T> extends Pulled<T> implements StepSink<T> {
   readonly #records: AsyncIterable<T>;
   readonly #counted: () => number;
   readonly #start: () => Span;
@@ -139,17 +132,10 @@ class FollowSpan<T> implements AsyncIterableIterator<T>, Pullable<T>, StepSink<T
   #sink: StepSink<T> | undefined;
 
   constructor(records: AsyncIterable<T>, counted: () => number, start: () => Span) {
+    super();
     this.#records = records;
     this.#counted = counted;
     this.#start = start;
-  }
-
-  [Symbol.asyncIterator](): this {
-    return this;
-  }
-
-  next(): Promise<IteratorResult<T, void>> {
-    return nextOf(this);
   }
 
   pull(sink: StepSink<T>): void {

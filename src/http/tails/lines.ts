@@ -22,7 +22,7 @@ import { present, type Face } from '../../sessions/faces.ts';
 import type { LogStore, StoredRecord } from '../../storage/log-store.ts';
 import {
   DONE,
-  nextOf,
+  Pulled,
   pullFrom,
   tellLater,
   type Pullable,
@@ -89,9 +89,7 @@ type Step = IteratorResult<TailLine, void>;
  * and is its sink: a waiting tail then holds no promise in any layer. The transport pulls
  * one line at a time, so no pull overlaps another.
  */
-class Lines
-  implements AsyncIterableIterator<TailLine, void>, Pullable<TailLine>, StepSink<StoredRecord>
-{
+class Lines extends Pulled<TailLine> implements StepSink<StoredRecord> {
   readonly #options: TailLinesOptions;
   /** The cursor a reader resumes from: one past the last record this tail went past. */
   #next: number;
@@ -105,6 +103,7 @@ class Lines
   #done = false;
 
   constructor(options: TailLinesOptions) {
+    super();
     this.#options = options;
     this.#next = Math.max(1, options.from);
     const { taker, ended } = options;
@@ -119,14 +118,6 @@ class Lines
             return true;
           };
     ended.hear(this);
-  }
-
-  [Symbol.asyncIterator](): this {
-    return this;
-  }
-
-  next(): Promise<Step> {
-    return nextOf(this);
   }
 
   pull(sink: StepSink<TailLine>): void {
