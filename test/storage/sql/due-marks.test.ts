@@ -1,7 +1,7 @@
 /**
- * The turn runtime's due marks (`src/turns/due-marks.ts`) on a real SQLite work store: a
- * mark with none under way is written at once, the marks asked for while it is written go
- * together in the next statement, each caller answered only once its mark is in the
+ * The turn runtime's due marks (`src/turns/due-marks.ts`) on a real SQLite work store: the
+ * marks asked for in one turn of the event loop go in one statement, those asked for while
+ * it is written go together in the next, each caller answered only once its mark is in the
  * store; a statement that fails fails its own callers only.
  */
 import { mkdtemp, rm } from 'node:fs/promises';
@@ -26,34 +26,69 @@ afterAll(async () => {
 
 type Marks = Parameters<WorkStore['markDueMany']>[0];
 
-/** The real store, with each `markDueMany` statement recorded (and failed on demand). */
-function recorded(): { store: WorkStore; groups: string[][]; failNext: () => void } {
+/**
+ * The real store, with each `markDueMany` statement recorded, failed on demand, and held
+ * before it is written until `gate` (when set) resolves.
+ */
+function recorded(): {
+  store: WorkStore;
+  groups: string[][];
+  failNext: () => void;
+  hold: (gate: Promise<void>) => void;
+} {
   const groups: string[][] = [];
   let fail = false;
+  let held: Promise<void> | undefined;
   const store = Object.create(work) as WorkStore;
-  store.markDueMany = (marks: Marks) => {
+  store.markDueMany = async (marks: Marks) => {
     groups.push(marks.map((mark) => mark.session));
+    const gate = held;
+    held = undefined;
+    if (gate !== undefined) await gate;
     if (fail) {
       fail = false;
-      return Promise.reject(new Error('the statement failed'));
+      throw new Error('the statement failed');
     }
-    return work.markDueMany(marks);
+    await work.markDueMany(marks);
   };
-  return { store, groups, failNext: () => (fail = true) };
+  const hold = (gate: Promise<void>): void => {
+    held = gate;
+  };
+  return { store, groups, failNext: () => (fail = true), hold };
 }
 
 let next = 0;
 const sessions = (count: number) => Array.from({ length: count }, () => `due-marks-${next++}`);
 
 describe('DueMarks', () => {
-  it('writes a mark alone at once, and the marks asked for meanwhile together after it', async () => {
-    const { store, groups } = recorded();
+  it('writes the marks of one turn together, and those asked for meanwhile in the next statement', async () => {
+    const { store, groups, hold } = recorded();
     const marks = new DueMarks(store);
-    const [first, ...rest] = sessions(30) as [string, ...string[]];
-    await Promise.all([first, ...rest].map((session, i) => marks.mark(session, 1_000 + i)));
-    expect(groups).toEqual([[first], rest]);
-    for (const [i, session] of [first, ...rest].entries()) {
+    let open = (): void => undefined;
+    hold(new Promise((resolve) => (open = resolve)));
+    const turn = sessions(30);
+    const answered: string[] = [];
+    const first = turn.map((session, i) =>
+      marks.mark(session, 1_000 + i).then(() => answered.push(session)),
+    );
+    // Nothing is written before the turn's end.
+    expect(groups).toEqual([]);
+    await new Promise((resolve) => setImmediate(resolve));
+    expect(groups).toEqual([turn]);
+    // Asked for in later turns while the first statement is held: they wait, together.
+    const later = sessions(5);
+    const second = later.map((session, i) => marks.mark(session, 2_000 + i));
+    await new Promise((resolve) => setTimeout(resolve, 20));
+    expect(groups).toEqual([turn]);
+    expect(answered).toEqual([]);
+    open();
+    await Promise.all([...first, ...second]);
+    expect(groups).toEqual([turn, later]);
+    for (const [i, session] of turn.entries()) {
       expect((await work.dueEntry(session))?.at).toBe(1_000 + i);
+    }
+    for (const [i, session] of later.entries()) {
+      expect((await work.dueEntry(session))?.at).toBe(2_000 + i);
     }
   });
 
