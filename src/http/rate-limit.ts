@@ -22,17 +22,20 @@
  * with `Retry-After`. Every counted answer carries `RateLimit-Limit`, `RateLimit-Remaining`
  * and `RateLimit-Reset` (the IETF RateLimit header fields draft, as the plugin writes them).
  *
- * With `REDIS_URL` the counts live in Redis (the plugin's store: one Lua INCR/PEXPIRE per
- * request, through the log store's client), so every process of a deployment enforces one
- * limit; on a Redis Cluster each bucket is one key, on the master of its slot. While that
- * client is not connected requests pass uncounted rather than wait for Redis or fail (the
- * routes that need Redis answer 503 by themselves). Without Redis each process counts on
- * its own, in a bounded LRU.
+ * With `REDIS_URL` the counts live in Redis, so every process of a deployment enforces one
+ * limit: each process takes a bucket's counts a few at a time and hands them out to its
+ * requests (`rate-leases.ts`, which says what that changes), where the plugin's own store
+ * made a round trip per request; on a Redis Cluster each bucket is one key, on the master
+ * of its slot. While that client is not connected, or a take fails, requests pass
+ * uncounted rather than wait for Redis or fail (the routes that need Redis answer 503 by
+ * themselves). Without Redis each process counts on its own, in a bounded LRU.
  */
 import fastifyRateLimit from '@fastify/rate-limit';
 import type { FastifyInstance, RouteOptions, preHandlerAsyncHookHandler } from 'fastify';
 import type { Cluster, Redis } from 'ioredis';
 import { RateLimited } from '../errors.ts';
+import { defineRateCount } from '../storage/redis/rate-counts.ts';
+import { leasedCounts } from './rate-leases.ts';
 import type { CredentialBuckets, CredentialKind } from './rate-keys.ts';
 
 /** The families routes are limited in, each with its own limit and buckets. */
@@ -125,6 +128,7 @@ export async function installRateLimit(
   options: RateLimitOptions,
 ): Promise<preHandlerAsyncHookHandler> {
   const { limits, buckets, redis } = options;
+  if (redis !== undefined) defineRateCount(redis);
   const families = new Map<string, RateLimit>(Object.entries(limits));
   // Keys are `<family>:<bucket>`: the family picks the limit.
   const limitOf = (key: string): RateLimit =>
@@ -159,8 +163,7 @@ export async function installRateLimit(
     ...(redis === undefined
       ? {}
       : {
-          redis,
-          nameSpace: options.nameSpace,
+          store: leasedCounts(redis, options.nameSpace),
           // Not connected: pass rather than queue every request behind the reconnection.
           allowList: () => redis.status !== 'ready',
           skipOnError: true,
