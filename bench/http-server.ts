@@ -9,9 +9,10 @@
  * - the bare baseline (`http-bare.ts`: append route and broadcast tails) on its own port,
  *   on the same Redis.
  *
- * The app's rate limits count in Redis through the log store's client, as the service
- * does with REDIS_URL; BENCH_RATE_LIMIT_STORE=local counts them in the process instead
- * (as without REDIS_URL), to tell the Redis round trip's share apart.
+ * The app's rate limits count in Redis through a client like the log store's, as the
+ * service does with REDIS_URL (taking counts a few at a time, `src/http/rate-leases.ts`);
+ * BENCH_RATE_LIMIT_STORE=local counts them in the process instead (as without REDIS_URL),
+ * to tell Redis's share apart.
  *
  * It makes one install through the public flow (`test/support/flow.ts`: propose, consent,
  * poll) in a build with no inference provider, so appends start no turns, and tells the
