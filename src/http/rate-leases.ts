@@ -20,7 +20,7 @@
  * a time, as the plugin's store does.
  */
 import type { FastifyRateLimitStore, FastifyRateLimitStoreCtor } from '@fastify/rate-limit';
-import { takeCounts } from '../storage/redis/rate-counts.ts';
+import { defineRateCount, takeCounts } from '../storage/redis/rate-counts.ts';
 import type { LogClient } from '../storage/redis/scripts.ts';
 
 /** What a take is split into at most: a twentieth of the limit per take. */
@@ -97,11 +97,14 @@ class LeasedCounts implements FastifyRateLimitStore {
     const lease: Lease = { next: 1, last: 0, expires: 0, waiting: [first] };
     this.#remember(key, lease);
     const take = leaseSize(first.max);
+    // The window's time left is read in Redis after this: counted from now, the lease
+    // ends no later than the window does.
+    const sent = performance.now();
     takeCounts(this.#client, this.#prefix + key, take, first.windowMs).then(
       ({ count, ttl }) => {
         lease.next = count - take + 1;
         lease.last = count;
-        lease.expires = performance.now() + ttl;
+        lease.expires = sent + ttl;
         this.#serve(key, lease, null);
       },
       (error: unknown) => {
@@ -152,6 +155,7 @@ class LeasedCounts implements FastifyRateLimitStore {
 
 /** The plugin's `store` for counts in Redis under `prefix` (one per deployment). */
 export function leasedCounts(client: LogClient, prefix: string): FastifyRateLimitStoreCtor {
+  defineRateCount(client);
   return class extends LeasedCounts {
     constructor() {
       super(client, prefix);

@@ -34,7 +34,6 @@ import fastifyRateLimit from '@fastify/rate-limit';
 import type { FastifyInstance, RouteOptions, preHandlerAsyncHookHandler } from 'fastify';
 import type { Cluster, Redis } from 'ioredis';
 import { RateLimited } from '../errors.ts';
-import { defineRateCount } from '../storage/redis/rate-counts.ts';
 import { leasedCounts } from './rate-leases.ts';
 import type { CredentialBuckets, CredentialKind } from './rate-keys.ts';
 
@@ -128,7 +127,6 @@ export async function installRateLimit(
   options: RateLimitOptions,
 ): Promise<preHandlerAsyncHookHandler> {
   const { limits, buckets, redis } = options;
-  if (redis !== undefined) defineRateCount(redis);
   const families = new Map<string, RateLimit>(Object.entries(limits));
   // Keys are `<family>:<bucket>`: the family picks the limit.
   const limitOf = (key: string): RateLimit =>

@@ -9,7 +9,6 @@ import fc from 'fast-check';
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { leasedCounts, leaseSize } from '../../src/http/rate-leases.ts';
-import { defineRateCount } from '../../src/storage/redis/rate-counts.ts';
 import { TEST_REDIS_URL } from '../support/services.ts';
 
 let redis: Redis;
@@ -18,7 +17,6 @@ const prefix = `rate-leases:${randomUUID()}:`;
 beforeAll(async () => {
   redis = new Redis(TEST_REDIS_URL, { lazyConnect: true });
   await redis.connect();
-  defineRateCount(redis);
 });
 afterAll(async () => {
   const keys = await redis.keys(`${prefix}*`);
@@ -135,7 +133,6 @@ describe('leased rate counts', () => {
       maxRetriesPerRequest: 0,
     });
     down.on('error', () => undefined);
-    defineRateCount(down);
     const key = `console:${randomUUID()}`;
     const failing = store(down);
     const answers = await Promise.allSettled([
