@@ -3,9 +3,8 @@
  * one fixed window per bucket, its count one key, so on a Cluster a bucket lives on the
  * master of its slot and the script touches that slot only.
  */
-import { readFileSync } from 'node:fs';
 import type { Result } from 'ioredis';
-import type { LogClient } from './scripts.ts';
+import { scriptDefinition, type LogClient } from './scripts.ts';
 
 declare module 'ioredis' {
   interface RedisCommander<Context> {
@@ -14,7 +13,7 @@ declare module 'ioredis' {
   }
 }
 
-const LUA = readFileSync(new URL('./scripts/count-1.lua', import.meta.url), 'utf8');
+const SCRIPT = scriptDefinition('count-1.lua');
 
 /** What a take found: the bucket's count after it, and its window's time left in ms. */
 export interface CountTaken {
@@ -24,7 +23,7 @@ export interface CountTaken {
 
 /** Defines the script as a command on `client` (EVALSHA, EVAL once when not loaded). */
 export function defineRateCount(client: LogClient): void {
-  client.defineCommand('rateCount', { lua: LUA, numberOfKeys: 1 });
+  client.defineCommand('rateCount', SCRIPT);
 }
 
 /** Adds `take` to the count of `key` in its window (opened now if it has none). */

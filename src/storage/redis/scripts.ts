@@ -1,6 +1,7 @@
 /**
  * The log store's Lua scripts: loading them as ioredis commands, calling them, and
- * reading their answer codes.
+ * reading their answer codes; and the reading of any script of `./scripts`, which the
+ * rate counts' (`rate-counts.ts`) is read by too.
  *
  * One script per file in `./scripts`, named `<verb>-<numKeys>.lua` and opening with a
  * header that lists KEYS, ARGV and the answers. `defineCommand` sends EVALSHA and falls
@@ -23,21 +24,21 @@ declare module 'ioredis' {
   }
 }
 
+/** What `defineCommand` takes for `./scripts/<file>`: its text, and the keys its name counts. */
+export function scriptDefinition(file: string): { lua: string; numberOfKeys: number } {
+  const count = /-(\d+)\.lua$/.exec(file)?.[1];
+  if (count === undefined) throw new Error(`script ${file} does not name its number of keys`);
+  return {
+    lua: readFileSync(new URL(`./scripts/${file}`, import.meta.url), 'utf8'),
+    numberOfKeys: Number(count),
+  };
+}
+
 /** The scripts, read from disk once per process. */
 const SCRIPTS = [
   { command: 'logAppend', file: 'append-3.lua' },
   { command: 'logArchive', file: 'archive-2.lua' },
-].map(({ command, file }) => ({
-  command,
-  lua: readFileSync(new URL(`./scripts/${file}`, import.meta.url), 'utf8'),
-  numberOfKeys: numberOfKeys(file),
-}));
-
-function numberOfKeys(file: string): number {
-  const count = /-(\d+)\.lua$/.exec(file)?.[1];
-  if (count === undefined) throw new Error(`script ${file} does not name its number of keys`);
-  return Number(count);
-}
+].map(({ command, file }) => ({ command, ...scriptDefinition(file) }));
 
 /** What a script did, its numeric code read (the headers list the codes). */
 export type ScriptOutcome =
