@@ -55,14 +55,14 @@ const HOLDER_KINDS: ReadonlyMap<string, number> = new Map([
   ['turn.cancel', 1],
 ]);
 
-/** Row 8: the idem slot of record `index` of a batch under `key`. */
-export function holderIdem(key: string, index: number): string {
-  return `${key}:${index}`;
-}
-
 /** What every `holderIdem(key, index)` of one key starts with, its index following. */
 function holderSlotPrefix(key: string): string {
   return `${key}:`;
+}
+
+/** Row 8: the idem slot of record `index` of a batch under `key`. */
+export function holderIdem(key: string, index: number): string {
+  return `${holderSlotPrefix(key)}${index}`;
 }
 
 /** Row 8: the one slot a call's completion lands in. */

@@ -100,7 +100,7 @@ export function appendRoute(app: FastifyInstance, context: SessionContext): void
       grant?.cause ?? null,
     );
     if (!(await exists(id))) throw new NotFound('session_not_found', 'no such session');
-    return { id, header, grant, append: prepareAppend(grant?.seal, id, batch) };
+    return { id, grant, append: prepareAppend(grant?.seal, id, batch) };
   };
 
   app.withTypeProvider<ZodTypeProvider>().post(
@@ -128,12 +128,8 @@ export function appendRoute(app: FastifyInstance, context: SessionContext): void
       },
     },
     async (request, reply) => {
-      const { id, header, grant, append } = await intake(
-        request,
-        request.params.id,
-        request.body,
-        request.headers['idempotency-key'],
-      );
+      const header = request.headers['idempotency-key'];
+      const { id, grant, append } = await intake(request, request.params.id, request.body, header);
       // A message, a cancel or a completion gives the turn runtime work: admitted before
       // it lands (an acknowledged record is driven even if this process dies now), and the
       // driver woken once it landed (see `TurnRuntime.admit` and `landed`).
