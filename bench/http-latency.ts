@@ -36,13 +36,27 @@ import {
 import type { ProbeWindow } from './server-probe.ts';
 import { ms, rate } from './table.ts';
 
+/** One bound of a row's target: its words, whether ours is within it, and for a bound in ms, whether bare's own p99 is. */
+interface Bound {
+  readonly words: string;
+  readonly met: boolean;
+  readonly bareMet?: boolean;
+}
+
 interface Load {
   readonly tails: number;
   readonly rate: number;
   readonly shared: boolean;
-  /** The target's words, and whether ours meets it beside bare. */
-  readonly target: (ours: ServerLatency, bare: ServerLatency) => readonly [string, boolean];
+  /** The bounds of the row's target, ours held beside bare. */
+  readonly target: (ours: ServerLatency, bare: ServerLatency) => readonly Bound[];
 }
+
+/** A bound on the p99 in ms, which bare's own p99 is read against too. */
+const within = (limit: number, ours: Latency<unknown>, bare: Latency<unknown>): Bound => ({
+  words: `<= ${limit} ms`,
+  met: ours.p99 <= limit,
+  bareMet: bare.p99 <= limit,
+});
 
 /** A latency run with the server's probe window and stage timings over its measured seconds. */
 export type ServerLatency = Latency<{ window: ProbeWindow; stages: StageFigures | null }>;
@@ -53,27 +67,18 @@ export const LOADS: readonly Load[] = [
     rate: 1000,
     shared: false,
     target: (ours, bare) => [
-      '<= 2x bare, <= 10 ms, loop p99 < 5 ms',
-      ours.p99 <= 2 * bare.p99 && ours.p99 <= 10 && ours.server.window.loopP99 < 5,
+      { words: '<= 2x bare', met: ours.p99 <= 2 * bare.p99 },
+      within(10, ours, bare),
+      { words: 'loop p99 < 5 ms', met: ours.server.window.loopP99 < 5 },
     ],
   },
-  {
-    tails: 100,
-    rate: 1000,
-    shared: true,
-    target: (ours) => ['<= 10 ms', ours.p99 <= 10],
-  },
-  {
-    tails: 1000,
-    rate: 100,
-    shared: false,
-    target: (ours) => ['<= 30 ms', ours.p99 <= 30],
-  },
+  { tails: 100, rate: 1000, shared: true, target: (ours, bare) => [within(10, ours, bare)] },
+  { tails: 1000, rate: 100, shared: false, target: (ours, bare) => [within(30, ours, bare)] },
   {
     tails: 1000,
     rate: 100,
     shared: true,
-    target: (ours, bare) => ['<= 3x bare', ours.p99 <= 3 * bare.p99],
+    target: (ours, bare) => [{ words: '<= 3x bare', met: ours.p99 <= 3 * bare.p99 }],
   },
 ];
 
@@ -164,7 +169,7 @@ function row(
   ours: ServerLatency,
   bare: ServerLatency,
 ): LatencyRow {
-  const [words, met] = load.target(ours, bare);
+  const bounds = load.target(ours, bare);
   const complete = ours.delivered === ours.expected;
   const label = `${transport} p99 ms, ${
     load.shared ? `1 session x ${rate(load.tails)} tails` : `${rate(load.tails)} sessions x 1 tail`
@@ -175,7 +180,7 @@ function row(
     ms(ours.p99),
     ms(bare.p99),
     (ours.p99 / bare.p99).toFixed(2),
-    `${words} ${met && complete ? 'met' : 'MISSED'}`,
+    verdict(bounds, complete),
     pair(ours.p50, bare.p50),
     pair(ours.server.window.loopP99, bare.server.window.loopP99),
     pair(ours.server.window.gcMaxMs, bare.server.window.gcMaxMs),
@@ -190,6 +195,20 @@ function row(
     ].join('; '),
   ];
   return { cells, stages: [label, ...stageCells(ours.server.stages, bare.server.stages)] };
+}
+
+/**
+ * `<bounds> met`, or `<bounds> MISSED: <what>`, naming each bound missed, marking a bound
+ * in ms that bare's own p99 misses as well (on a machine where the bare broadcast cannot
+ * keep to it, ours' miss says more of the machine than of ours), and lines not delivered.
+ */
+function verdict(bounds: readonly Bound[], complete: boolean): string {
+  const words = bounds.map((bound) => bound.words).join(', ');
+  const missed = bounds
+    .filter((bound) => !bound.met)
+    .map((bound) => (bound.bareMet === false ? `${bound.words} (bare too)` : bound.words));
+  if (!complete) missed.push('lines not delivered');
+  return missed.length === 0 ? `${words} met` : `${words} MISSED: ${missed.join(', ')}`;
 }
 
 /**
