@@ -88,8 +88,12 @@ function perSecond(turns: readonly Turn[]): number {
   return written / (ms / 1000);
 }
 
-/** `>= 0.7 met` or `< 15 ms MISSED`. */
-const verdict = (label: string, met: boolean) => `${label} ${met ? 'met' : 'MISSED'}`;
+/**
+ * `>= 0.7 met` or `< 15 ms MISSED`; `< 15 ms MISSED (raw too)` when the raw way's own
+ * figure misses the bound as well, a machine the bound cannot be judged on.
+ */
+const verdict = (label: string, met: boolean, rawMet = true) =>
+  `${label} ${met ? 'met' : rawMet ? 'MISSED' : 'MISSED (raw too)'}`;
 
 /**
  * This process's collector: the stores and their baselines run here, so its longest GC
@@ -160,7 +164,7 @@ async function measure(backend: Backend, rows: string[][]): Promise<void> {
       ms(ours.p99),
       ms(raw.p99),
       (ours.p99 / raw.p99).toFixed(2),
-      verdict(`< ${bound} ms`, ours.p99 < bound),
+      verdict(`< ${bound} ms`, ours.p99 < bound, raw.p99 < bound),
       notes(ours, raw),
     ]);
   }
