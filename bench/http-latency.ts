@@ -36,7 +36,10 @@ import {
 import type { ProbeWindow } from './server-probe.ts';
 import { ms, rate } from './table.ts';
 
-/** One bound of a row's target: its words, whether ours is within it, and for a bound in ms, whether bare's own p99 is. */
+/**
+ * One bound of a row's target: its words, whether ours is within it, and for a bound in
+ * ms, whether bare's own p99 is.
+ */
 interface Bound {
   readonly words: string;
   readonly met: boolean;
