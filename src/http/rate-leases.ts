@@ -133,10 +133,14 @@ class LeasedCounts implements FastifyRateLimitStore {
       this.#leases.delete(bucket);
     }
     this.#leases.set(key, lease);
-    if (this.#sweep === undefined) {
-      this.#sweep = setTimeout(this.#sweepEnded, SWEEP_MS);
-      this.#sweep.unref();
-    }
+    this.#armSweep();
+  }
+
+  /** Sets the sweep of ended windows for `SWEEP_MS` from now, unless one is set. */
+  #armSweep(): void {
+    if (this.#sweep !== undefined) return;
+    this.#sweep = setTimeout(this.#sweepEnded, SWEEP_MS);
+    this.#sweep.unref();
   }
 
   /** Drops the buckets whose window ended, and comes back while any are left. */
@@ -146,10 +150,7 @@ class LeasedCounts implements FastifyRateLimitStore {
     for (const [bucket, held] of this.#leases) {
       if (held.waiting === null && held.expires <= now) this.#leases.delete(bucket);
     }
-    if (this.#leases.size > 0) {
-      this.#sweep = setTimeout(this.#sweepEnded, SWEEP_MS);
-      this.#sweep.unref();
-    }
+    if (this.#leases.size > 0) this.#armSweep();
   };
 }
 
