@@ -68,7 +68,17 @@ export interface BareServer {
 }
 
 /** A bare tail: writes a line's bytes to its reader. */
-type BareTail = (line: Buffer) => void;
+export type BareTail = (line: Buffer) => void;
+
+/** What the bench server adds to the bare app: its stage timings (`http-stages.ts`). */
+export interface BareHooks {
+  /** Adds hooks to the app before it listens. */
+  prepare(app: FastifyInstance): void;
+  /** Wraps a tail's write of a line. */
+  take(send: BareTail): BareTail;
+}
+
+const NO_HOOKS: BareHooks = { prepare: () => undefined, take: (send) => send };
 
 /** The bare tails of each stream, and the broadcast of a line to them. */
 class BareTails {
@@ -105,13 +115,12 @@ const TEXT = { binary: false } as const;
 
 /**
  * Listens on a loopback port with `POST /bare/:stream` and `GET /bare/:stream/events`,
- * keys under `prefix`; `prepare` adds hooks before it listens (the bench server's stage
- * timings, `http-stages.ts`).
+ * keys under `prefix`, with the bench server's `hooks`.
  */
 export async function startBareServer(
   url: string,
   prefix: string,
-  prepare: (app: FastifyInstance) => void = () => undefined,
+  hooks: BareHooks = NO_HOOKS,
 ): Promise<BareServer> {
   const redis = new Redis(url, { connectionName: 'bench:bare' });
   redis.defineCommand('bareAppend', { lua: BARE_APPEND, numberOfKeys: 2 });
@@ -126,13 +135,19 @@ export async function startBareServer(
       const raw = reply.raw;
       raw.writeHead(200, { 'content-type': 'application/jsonstream' });
       raw.flushHeaders();
-      const remove = tails.add(request.params.stream, (line) => raw.write(line));
+      const remove = tails.add(
+        request.params.stream,
+        hooks.take((line) => raw.write(line)),
+      );
       raw.once('close', remove);
     },
     wsHandler: (socket: WebSocket, request) => {
-      const remove = tails.add(request.params.stream, (line) => {
-        socket.send(line.subarray(0, -1), TEXT);
-      });
+      const remove = tails.add(
+        request.params.stream,
+        hooks.take((line) => {
+          socket.send(line.subarray(0, -1), TEXT);
+        }),
+      );
       socket.once('close', remove);
     },
   });
@@ -155,7 +170,7 @@ export async function startBareServer(
       return { first };
     },
   );
-  prepare(app);
+  hooks.prepare(app);
   await app.listen({ port: 0, host: '127.0.0.1' });
   return {
     port: (app.server.address() as AddressInfo).port,

@@ -18,10 +18,16 @@
  *
  * Before the rows, WARMUP_RUNS unmeasured runs of ours and one of bare per transport (a
  * fresh server's first runs go through cold code while V8 sizes its heap). Each row also
- * yields the stage timings of its appends (`http-stages.ts`), ours beside bare.
+ * yields the stage timings of its appends and lines (`http-stages.ts`), ours beside bare.
  */
 import type { BenchServer } from './http-ipc.ts';
-import { STAGES, type StageFigure, type StageFigures } from './http-stages.ts';
+import {
+  APPEND_STAGES,
+  LINE_STAGES,
+  type Stage,
+  type StageFigure,
+  type StageFigures,
+} from './http-stages.ts';
 import {
   barePaths,
   ourPaths,
@@ -97,10 +103,12 @@ const picked = (load: Load): boolean =>
 /** Unmeasured runs of ours per transport before the measured ones (and one of bare). */
 const WARMUP_RUNS = 2;
 
-/** One row of the bench's table, and the stage breakdown of its appends. */
+/** One row of the bench's table, and the stage breakdowns of its appends and lines. */
 export interface LatencyRow {
   readonly cells: readonly string[];
-  readonly stages: readonly string[];
+  /** The row's label, then a cell per stage of `APPEND_STAGES`, and of `LINE_STAGES`. */
+  readonly appendStages: readonly string[];
+  readonly lineStages: readonly string[];
 }
 
 /** `a / b` of two figures in ms. */
@@ -197,7 +205,15 @@ function row(
       `client loop p99 ${pair(ours.loopP99, bare.loopP99)}`,
     ].join('; '),
   ];
-  return { cells, stages: [label, ...stageCells(ours.server.stages, bare.server.stages)] };
+  const stages = (names: readonly Stage[]) => [
+    label,
+    ...stageCells(names, ours.server.stages, bare.server.stages),
+  ];
+  return {
+    cells,
+    appendStages: stages(APPEND_STAGES),
+    lineStages: stages(['wake', ...LINE_STAGES]),
+  };
 }
 
 /**
@@ -215,11 +231,15 @@ function verdict(bounds: readonly Bound[], complete: boolean): string {
 }
 
 /**
- * Per stage, `ours p50/p99 | bare p50/p99`: ours from the run on the app, bare from the
- * run on the bare route (which has no store or wake stage of its own: `-`).
+ * Per stage of `names`, `ours p50/p99 | bare p50/p99`: ours from the run on the app, bare
+ * from the run on the bare route (which has no checks, store or wake stage of its own: `-`).
  */
-function stageCells(ours: StageFigures | null, bare: StageFigures | null): string[] {
+function stageCells(
+  names: readonly Stage[],
+  ours: StageFigures | null,
+  bare: StageFigures | null,
+): string[] {
   const cell = (figure: StageFigure | undefined) =>
     figure === undefined || figure.count === 0 ? '-' : `${ms(figure.p50)}/${ms(figure.p99)}`;
-  return STAGES.map((stage) => `${cell(ours?.ours[stage])} | ${cell(bare?.bare[stage])}`);
+  return names.map((stage) => `${cell(ours?.ours[stage])} | ${cell(bare?.bare[stage])}`);
 }

@@ -159,10 +159,19 @@ async function start(): Promise<ServerReady> {
     providers: {},
     tailLimits: { ...TAIL_LIMITS, perCredential: TAIL_CAP, perSession: TAIL_CAP },
   });
-  stages?.hook(app, 'ours', '/sessions/:id/events');
+  stages?.hook(app, 'ours', '/sessions/:id/events', '/sessions/:id/events');
   await app.ready();
-  const bare = await startBareServer(REDIS_URL, prefix, (bareApp) =>
-    stages?.hook(bareApp, 'bare', '/bare/:stream'),
+  const bare = await startBareServer(
+    REDIS_URL,
+    prefix,
+    stages === undefined
+      ? undefined
+      : {
+          prepare: (bareApp) => {
+            stages.hook(bareApp, 'bare', '/bare/:stream', '/bare/:stream/events');
+          },
+          take: (send) => stages.bareTake(send),
+        },
   );
   // Last in, first out: the servers close before the stores they use.
   cleanups.push(

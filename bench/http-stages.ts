@@ -2,39 +2,56 @@
  * Where one append's time goes in the bench server (`http-server.ts`): per-stage timings
  * of every append, on the app and on the bare route alike, taken from outside the
  * service's code: Fastify hooks added by the bench, Fastify's own
- * `tracing:fastify.request.handler` diagnostics channel, and a wrapper of the log store
- * the bench hands the app. Nothing in `src/` knows of it.
+ * `tracing:fastify.request.handler` diagnostics channel (with an `AsyncLocalStorage` bound
+ * to its start, so the store's wrapper knows whose append it runs), a wrapper of the log
+ * store the bench hands the app, and the tails' connections (`http-line-stages.ts`).
+ * Nothing in `src/` knows of it.
  *
- * Stages of one `POST`, in ms:
- * - parse: `onRequest` to the bench's `preHandler` hook (reading and parsing the body,
- *   schema validation, the hooks before it, such as the rate limiter's);
- * - hooks: that `preHandler` to the handler's start (the route's other pre-handlers);
- * - handler: the handler's start to its answer (for ours: token, admission, the store
- *   call; for the bare route: the Lua call and the broadcast to its tails);
+ * Stages of one `POST`, in ms (`APPEND_STAGES`):
+ * - parse: the bench's `onRequest` hook (the last, after the app's own) to its
+ *   `preValidation` hook: reading and parsing the body, and the hooks between;
+ * - validate: that to the bench's `preHandler` hook: the route schema's checks (ours:
+ *   zod's, of the params, headers and batch), and the app's pre-handlers;
+ * - checks (ours only): the handler's start to its call of the log store: the session
+ *   token, the write filter, the registered kinds' bodies, and the due mark of a message;
  * - store (ours only): the log store's `append`, from the call to its answer (the Lua
  *   round trip and what the store does around it);
- * - reply: the handler's answer to `onResponse` (serializing, `onSend` hooks, writing);
+ * - handler: the handler's start to its answer (for ours: checks, store and the answer's
+ *   envelopes; for the bare route: the Lua call and the broadcast to its tails);
+ * - reply: the handler's answer to `onResponse` (serializing, `onSend` hooks, writing).
+ *
+ * Stages of one line (`LINE_STAGES`):
  * - wake (ours only): the store's answer to the moment the store hands that record to
  *   its first tail (`TailOptions.deliver`; a record a tail reads through its iterator
  *   instead, behind a backlog, is not counted). Negative on Redis: an append of this
- *   process hands its records to the process's tails within the store call. What follows, the encoding
- *   and the write to each tail's socket (paced, `pacer.ts`), runs in the tail's code and
- *   is not seen here; the client's append-to-delivery figures include it.
+ *   process hands its records to the process's tails within the store call;
+ * - take, held, write: each tail's taking of the line, its wait for its connection's
+ *   next write and that write (`http-line-stages.ts`).
  *
  * Collection is on only between `start()` and `stop()` (the measured seconds of a latency
  * run); outside them each hook is one boolean test, and the diagnostics channel has no
  * subscriber (so Fastify skips its per-request store).
  */
+import { AsyncLocalStorage } from 'node:async_hooks';
 import { tracingChannel } from 'node:diagnostics_channel';
 import { performance } from 'node:perf_hooks';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { LogStore, StoredRecord, TailOptions } from '../src/storage/log-store.ts';
+import {
+  LINE_STAGES,
+  timedTake,
+  watchTailSocket,
+  type LineSamples,
+  type LineStage,
+} from './http-line-stages.ts';
 
-export const STAGES = ['parse', 'hooks', 'handler', 'store', 'reply', 'wake'] as const;
-export type Stage = (typeof STAGES)[number];
+export const APPEND_STAGES = ['parse', 'validate', 'checks', 'store', 'handler', 'reply'] as const;
+export { LINE_STAGES };
+export type Stage = (typeof APPEND_STAGES)[number] | 'wake' | LineStage;
+export const STAGES: readonly Stage[] = [...APPEND_STAGES, 'wake', ...LINE_STAGES];
 export type Side = 'ours' | 'bare';
 
-/** p50 and p99 of a stage, ms, and how many appends it was taken over. */
+/** p50 and p99 of a stage, ms, and how many samples it was taken over. */
 export interface StageFigure {
   readonly p50: number;
   readonly p99: number;
@@ -45,8 +62,10 @@ export type StageFigures = Record<Side, Record<Stage, StageFigure>>;
 interface Stamps {
   readonly side: Side;
   readonly request: number;
+  validation?: number;
   preHandler?: number;
   start?: number;
+  called?: number;
   answered?: number;
 }
 
@@ -54,10 +73,10 @@ interface HandlerMessage {
   readonly request: FastifyRequest;
 }
 
-const emptySamples = (): Record<Side, Record<Stage, number[]>> => ({
-  ours: { parse: [], hooks: [], handler: [], store: [], reply: [], wake: [] },
-  bare: { parse: [], hooks: [], handler: [], store: [], reply: [], wake: [] },
-});
+type Samples = Record<Stage, number[]>;
+const emptySide = (): Samples =>
+  Object.fromEntries(STAGES.map((stage) => [stage, []])) as unknown as Samples;
+const emptySamples = (): Record<Side, Samples> => ({ ours: emptySide(), bare: emptySide() });
 
 function figure(values: number[]): StageFigure {
   const sorted = values.sort((a, b) => a - b);
@@ -69,6 +88,8 @@ export class StageTimer {
   #on = false;
   #samples = emptySamples();
   readonly #stamps = new WeakMap<FastifyRequest, Stamps>();
+  /** The stamps of the request whose handler runs, bound to the handler channel's start. */
+  readonly #current = new AsyncLocalStorage<Stamps | undefined>();
   /** By `stream/cursor`: when the store answered a record's append, and when a tail first saw it. */
   readonly #landed = new Map<string, number>();
   readonly #seen = new Map<string, number>();
@@ -86,18 +107,50 @@ export class StageTimer {
     asyncEnd: () => undefined,
     error: () => undefined,
   };
+  /** The line stages' samples of each side, as `http-line-stages.ts` pushes them. */
+  readonly #lines: Record<Side, LineSamples> = {
+    ours: this.#lineSamples('ours'),
+    bare: this.#lineSamples('bare'),
+  };
 
-  /** Times `method url` of `app` as `side`; call before the app is ready. */
-  hook(app: FastifyInstance, side: Side, url: string): void {
-    const ours = (request: FastifyRequest) =>
-      this.#on && request.method === 'POST' && request.routeOptions.url === url;
+  #lineSamples(side: Side): LineSamples {
+    const on = () => this.#on;
+    return {
+      get on() {
+        return on();
+      },
+      push: (stage, ms) => {
+        this.#samples[side][stage].push(ms);
+      },
+    };
+  }
+
+  /**
+   * Times the appends `POST url` of `app` as `side`, and the connections of its tails,
+   * `GET tailUrl`; call before the app is ready.
+   */
+  hook(app: FastifyInstance, side: Side, url: string, tailUrl: string): void {
     app.addHook('onRequest', (request, _reply, done) => {
-      if (ours(request)) this.#stamps.set(request, { side, request: performance.now() });
+      const route = request.routeOptions.url;
+      if (request.method === 'GET' && route === tailUrl) {
+        watchTailSocket(request.raw.socket, this.#lines[side]);
+      } else if (this.#on && request.method === 'POST' && route === url) {
+        this.#stamps.set(request, { side, request: performance.now() });
+      }
+      done();
+    });
+    const stamp = (name: 'validation' | 'preHandler') => (request: FastifyRequest) => {
+      const stamps = this.#stamps.get(request);
+      if (stamps !== undefined) stamps[name] = performance.now();
+    };
+    const validation = stamp('validation');
+    const preHandler = stamp('preHandler');
+    app.addHook('preValidation', (request, _reply, done) => {
+      validation(request);
       done();
     });
     app.addHook('preHandler', (request, _reply, done) => {
-      const stamps = this.#stamps.get(request);
-      if (stamps !== undefined) stamps.preHandler = performance.now();
+      preHandler(request);
       done();
     });
     app.addHook('onResponse', (request, _reply, done) => {
@@ -107,24 +160,34 @@ export class StageTimer {
     });
   }
 
+  /** `send`, a bare tail's write of a line, timed as its `take`. */
+  bareTake<Line>(send: (line: Line) => void): (line: Line) => void {
+    return timedTake(send, this.#lines.bare);
+  }
+
   #record(stamps: Stamps, responded: number): void {
-    const { preHandler, start, answered } = stamps;
-    if (preHandler === undefined || start === undefined || answered === undefined) return;
+    const { validation, preHandler, start, called, answered } = stamps;
+    if (validation === undefined || preHandler === undefined) return;
+    if (start === undefined || answered === undefined) return;
     const samples = this.#samples[stamps.side];
-    samples.parse.push(preHandler - stamps.request);
-    samples.hooks.push(start - preHandler);
+    samples.parse.push(validation - stamps.request);
+    samples.validate.push(preHandler - validation);
+    if (called !== undefined) samples.checks.push(called - start);
     samples.handler.push(answered - start);
     samples.reply.push(responded - answered);
   }
 
   /**
-   * `store` with its `append` timed and its tails' first sight of each record noted; every
-   * other member is the store's own.
+   * `store` with its `append` timed (and the call's moment given to the stamps of the
+   * request it runs for), each record's first sight by a tail noted, and each tail's
+   * taking of a record timed; every other member is the store's own.
    */
   logStore(store: LogStore): LogStore {
     const append: LogStore['append'] = async (batch) => {
       if (!this.#on) return store.append(batch);
       const called = performance.now();
+      const stamps = this.#current.getStore();
+      if (stamps !== undefined) stamps.called = called;
       const result = await store.append(batch);
       const answered = performance.now();
       this.#samples.ours.store.push(answered - called);
@@ -153,11 +216,12 @@ export class StageTimer {
       };
       const deliver = options.deliver;
       if (deliver === undefined) return store.tail(stream, options);
+      const take = timedTake(deliver, this.#lines.ours);
       const timed: TailOptions = {
         ...options,
         deliver: (record: StoredRecord) => {
           if (this.#on) sight(record);
-          return deliver(record);
+          return take(record);
         },
       };
       return store.tail(stream, timed);
@@ -179,16 +243,18 @@ export class StageTimer {
     this.#landed.clear();
     this.#seen.clear();
     this.#channel.subscribe(this.#handlers);
+    this.#channel.start.bindStore(this.#current, (message) => this.#stamps.get(message.request));
     this.#on = true;
   }
 
   /** Stops collecting and answers what was collected since `start`. */
   stop(): StageFigures {
     this.#on = false;
+    this.#channel.start.unbindStore(this.#current);
     this.#channel.unsubscribe(this.#handlers);
     this.#landed.clear();
     this.#seen.clear();
-    const side = (samples: Record<Stage, number[]>) =>
+    const side = (samples: Samples) =>
       Object.fromEntries(STAGES.map((stage) => [stage, figure(samples[stage])])) as Record<
         Stage,
         StageFigure

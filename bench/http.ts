@@ -22,8 +22,8 @@
  *    for batches of 100.
  * 2. latency: append-to-delivery p99 over WebSocket and NDJSON, ours then the bare
  *    broadcast under the same load (`http-latency.ts`, which lists the loads and
- *    targets). A second table breaks each latency row's appends into stages
- *    (`http-stages.ts`).
+ *    targets). Two more tables break each latency row into stages: where its appends'
+ *    time goes, and where its lines' (`http-stages.ts`).
  * 3. memory: the embedded service's RSS idle, with 10,000 sessions live and after
  *    10,000 sessions each appended to and tailed once, and the time to open 1,000
  *    sessions (`http-memory.ts`, which says what each row is compared with).
@@ -48,7 +48,7 @@ import { Redis } from 'ioredis';
 import { BenchServer } from './http-ipc.ts';
 import { LatencyPart, LOADS, pair, type LatencyRow } from './http-latency.ts';
 import { memoryRows, SESSIONS } from './http-memory.ts';
-import { STAGES } from './http-stages.ts';
+import { APPEND_STAGES, LINE_STAGES } from './http-stages.ts';
 import { SECONDS, type BenchSession, type Transport } from './http-tails.ts';
 import { compareThroughput, CONNECTIONS, ROUND_SECONDS, ROUNDS } from './http-throughput.ts';
 import { flagsFrom } from './probed-service.ts';
@@ -211,17 +211,27 @@ if (batches.length > 0 || transports.length > 0) {
   console.log('  GC pause over the run (throughput: its worst round)');
 }
 for (const line of memory?.notes ?? []) console.log(line);
-if (latencyRows.some((row) => row.stages.length > 1)) {
+if (latencyRows.some((row) => row.appendStages.length > 1)) {
   console.log('\nWhere an append goes, ms p50/p99, ours | bare, over the same runs');
   console.log(
     table(
-      ['row', ...STAGES],
-      latencyRows.map((row) => [...row.stages]),
+      ['row', ...APPEND_STAGES],
+      latencyRows.map((row) => [...row.appendStages]),
     ),
   );
-  console.log('parse: onRequest to preHandler (body, validation); hooks: other preHandlers;');
-  console.log('  handler: to its answer; store: the log store append within it; reply: to');
-  console.log("  onResponse; wake: the store's answer to its first tail's sight of the record");
+  console.log('parse: onRequest to preValidation (body); validate: to preHandler (schema);');
+  console.log('  checks: handler start to the store call (token, filter, due mark); store: the');
+  console.log('  log store append; handler: start to answer; reply: answer to onResponse');
+  console.log('\nWhere a line goes, ms p50/p99, ours | bare, over the same runs');
+  console.log(
+    table(
+      ['row', 'wake', ...LINE_STAGES],
+      latencyRows.map((row) => [...row.lineStages]),
+    ),
+  );
+  console.log("wake: the store's answer to its first tail's sight of the record; take: a tail");
+  console.log('  taking a record (line, bytes, frame, queued); held: queued bytes waiting for');
+  console.log("  their connection's write; write: that write's system call (per batch)");
 }
 console.log(`load average at end: ${loadAverage()}`);
 console.log(`whole run: ${((performance.now() - began) / 1000).toFixed(1)} s`);
