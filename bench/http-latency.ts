@@ -42,6 +42,8 @@ import {
 import type { ProbeWindow } from './server-probe.ts';
 import { ms, rate } from './table.ts';
 
+const micros = (value: number) => value.toFixed(1);
+
 /**
  * One bound of a row's target: its words, whether ours is within it, and for a bound in
  * ms, whether bare's own p99 is.
@@ -67,8 +69,17 @@ const within = (limit: number, ours: Latency<unknown>, bare: Latency<unknown>): 
   bareMet: bare.p99 <= limit,
 });
 
-/** A latency run with the server's probe window and stage timings over its measured seconds. */
-export type ServerLatency = Latency<{ window: ProbeWindow; stages: StageFigures | null }>;
+/**
+ * A latency run with the server's probe window, stage timings and CPU time (µs per line
+ * its tails were to receive) over its measured seconds.
+ */
+export type ServerLatency = Latency<{
+  window: ProbeWindow;
+  stages: StageFigures | null;
+  cpuPerLine: number;
+  /** The kernel's part of it: system calls, loopback TCP included. */
+  systemPerLine: number;
+}>;
 
 export const LOADS: readonly Load[] = [
   {
@@ -127,19 +138,29 @@ export class LatencyPart {
     this.#bare = barePaths(`http://127.0.0.1:${server.ready.bare}`);
   }
 
-  /** The probe window and stage timings of the server over a run's measured seconds. */
+  /** The probe window, stage timings and CPU time of the server over a run's measured seconds. */
   #measured(): Measured<ServerLatency['server']> {
     const server = this.#server;
+    let cpu: Promise<{ micros: number; system: number }> | undefined;
     return {
       began: () => {
         // Not awaited: the appender is paced; the server answers between its sends.
         void server.ask('window');
         void server.ask('stages-start');
+        cpu = server.ask('cpu');
       },
-      ended: async () => {
+      ended: async (lines) => {
         const { window } = await server.ask('window');
+        // Before the stage timings stop: sorting their samples is not the run's.
+        const after = await server.ask('cpu');
         const { stages } = await server.ask('stages-stop');
-        return { window, stages };
+        const before = (await cpu) ?? after;
+        return {
+          window,
+          stages,
+          cpuPerLine: (after.micros - before.micros) / lines,
+          systemPerLine: (after.system - before.system) / lines,
+        };
       },
     };
   }
@@ -202,6 +223,7 @@ function row(
       `delivered ${ours.delivered}/${ours.expected}, ${bare.delivered}/${bare.expected}`,
       `failed appends ${ours.failedAppends}/${bare.failedAppends}`,
       `server loop max ${pair(ours.server.window.loopMax, bare.server.window.loopMax)}`,
+      `server CPU µs/line ${micros(ours.server.cpuPerLine)}/${micros(bare.server.cpuPerLine)} (system ${micros(ours.server.systemPerLine)}/${micros(bare.server.systemPerLine)})`,
       `client loop p99 ${pair(ours.loopP99, bare.loopP99)}`,
     ].join('; '),
   ];

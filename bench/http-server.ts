@@ -17,7 +17,7 @@
  * It makes one install through the public flow (`test/support/flow.ts`: propose, consent,
  * poll) in a build with no inference provider, so appends start no turns, and tells the
  * parent over IPC: `{ type: 'ready', app, bare, installKey }`. Then it answers, each with a
- * message of the same type (`ServerAnswer`): `cpu`, its CPU time so far in µs; `window`,
+ * message of the same type (`ServerAnswer`): `cpu`, its CPU time so far in µs (and the kernel's part of it); `window`,
  * what its event loop and collector did since the previous `window` (a `Probe` window,
  * `server-probe.ts`), which the parent asks for around each measured run; `stages-start`
  * and `stages-stop`, the per-stage timings of appends between the two (`http-stages.ts`;
@@ -64,7 +64,7 @@ export interface ServerReady {
 
 /** What the server answers a request of the parent with (same `type`). */
 export type ServerAnswer =
-  | { readonly type: 'cpu'; readonly micros: number }
+  | { readonly type: 'cpu'; readonly micros: number; readonly system: number }
   | { readonly type: 'window'; readonly window: ProbeWindow }
   | { readonly type: 'stages-start' }
   | { readonly type: 'stages-stop'; readonly stages: StageFigures | null };
@@ -218,7 +218,7 @@ function answer(type: string | undefined): ServerAnswer | undefined {
     case 'cpu': {
       // The parent reads this process's CPU time around each run: µs of server CPU per record.
       const { user, system } = process.cpuUsage();
-      return { type, micros: user + system };
+      return { type, micros: user + system, system };
     }
     case 'window':
       return { type, window: probe.window() };

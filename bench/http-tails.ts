@@ -28,11 +28,12 @@ export {
 
 /**
  * Called as the measured seconds begin and once every delivery is in: the bench reads
- * the server's probe window and stage timings over them.
+ * the server's probe window, stage timings and CPU time over them.
  */
 export interface Measured<T> {
   began(): void;
-  ended(): Promise<T>;
+  /** `lines`: how many lines the run's tails were to receive in the measured seconds. */
+  ended(lines: number): Promise<T>;
 }
 
 export interface LatencyRun {
@@ -186,7 +187,7 @@ export async function tailLatency<T>(
   const deadline = performance.now() + DRAIN_MS;
   while (samples.length < expected && performance.now() < deadline) await pause(10);
   loop.disable();
-  const server = await window.ended();
+  const server = await window.ended(expected);
   for (const close of closers) close();
   // Let the server see the tails go before the next run starts.
   await pause(500);
