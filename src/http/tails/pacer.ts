@@ -7,11 +7,16 @@
  * is a thousand of each (`npm run bench`). A tail that receives records faster than one
  * per window gets them a few at a time instead: at most `windowMs` later than unpaced,
  * in the same order, the same bytes, each WebSocket message still its own frame. A tail
- * that receives less than one record per window is written to at the end of the tick,
- * as Node's HTTP responses are, with no delay at all.
+ * that receives less than one record per window is written to as soon as the code that
+ * wrote its line has run (a microtask), with no delay at all. Not at the end of the
+ * tick, as Node's HTTP responses are: a record reaches its tails within the store's
+ * answer to its append, and the rest of that tick is the append's own work (its answer,
+ * and for a message the turn runtime's statements, about a millisecond on a 2-core
+ * virtual machine), which the line used to wait for (`docs/benchmarks.md`).
  *
  * One `Pacer` serves every tail of an app (No per-tail timers): the
- * connections due now are written by one callback at the end of the tick, and those
+ * connections due now are written by one microtask once the code that wrote to them has
+ * run (a record handed to a thousand tails is written to them together), and those
  * held for their window wait in one queue behind one timer. A record that reaches a
  * thousand tails of a session thus costs one callback, not a thousand.
  */
@@ -58,11 +63,11 @@ interface Held {
   readonly due: number;
 }
 
-/** Paces the writes of many connections with one callback per tick and one timer. */
+/** Paces the writes of many connections with one microtask at a time and one timer. */
 export class Pacer {
   readonly #windowMs: number;
   readonly #now: () => number;
-  /** Connections to write at the end of this tick. */
+  /** Connections to write once the code that wrote to them has run. */
   #soon: Paced[] = [];
   /** Connections held for their window; `due` grows along the array. */
   #later: Held[] = [];
@@ -76,9 +81,9 @@ export class Pacer {
 
   /**
    * Paces `wire`: its `hold()` is to be called before each write to it. The first write
-   * of a batch corks the connection and has it written at the end of the tick when its
-   * last batch is `windowMs` old, else when it will be. Without a wire, `hold` does
-   * nothing.
+   * of a batch corks the connection and has it written once the code that wrote to it
+   * has run (a microtask) when its last batch is `windowMs` old, else when it will be.
+   * Without a wire, `hold` does nothing.
    */
   wire(wire: PacedWire | undefined): Pick<Paced, 'hold'> {
     return wire === undefined ? UNPACED : new Paced(this, wire);
@@ -88,7 +93,7 @@ export class Pacer {
   corked(paced: Paced): void {
     const due = paced.flushed + this.#windowMs;
     if (due <= this.#now()) {
-      if (this.#soon.push(paced) === 1) process.nextTick(this.#writeSoon);
+      if (this.#soon.push(paced) === 1) queueMicrotask(this.#writeSoon);
       return;
     }
     // Every connection waits the same window, so the queue stays in order of `due`.
