@@ -21,9 +21,10 @@
  * yields the stage timings of its appends and lines (`http-stages.ts`), ours beside bare.
  */
 import type { BenchServer } from './http-ipc.ts';
+import type { ServerAnswer } from './http-server.ts';
 import {
   APPEND_STAGES,
-  LINE_STAGES,
+  DELIVERY_STAGES,
   type Stage,
   type StageFigure,
   type StageFigures,
@@ -117,7 +118,7 @@ const WARMUP_RUNS = 2;
 /** One row of the bench's table, and the stage breakdowns of its appends and lines. */
 export interface LatencyRow {
   readonly cells: readonly string[];
-  /** The row's label, then a cell per stage of `APPEND_STAGES`, and of `LINE_STAGES`. */
+  /** The row's label, then a cell per stage of `APPEND_STAGES`, and of `DELIVERY_STAGES`. */
   readonly appendStages: readonly string[];
   readonly lineStages: readonly string[];
 }
@@ -141,7 +142,7 @@ export class LatencyPart {
   /** The probe window, stage timings and CPU time of the server over a run's measured seconds. */
   #measured(): Measured<ServerLatency['server']> {
     const server = this.#server;
-    let cpu: Promise<{ micros: number; system: number }> | undefined;
+    let cpu: Promise<Extract<ServerAnswer, { type: 'cpu' }>> | undefined;
     return {
       began: () => {
         // Not awaited: the appender is paced; the server answers between its sends.
@@ -234,7 +235,7 @@ function row(
   return {
     cells,
     appendStages: stages(APPEND_STAGES),
-    lineStages: stages(['wake', ...LINE_STAGES]),
+    lineStages: stages(DELIVERY_STAGES),
   };
 }
 

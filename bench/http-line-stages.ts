@@ -27,7 +27,7 @@ export type LineStage = (typeof LINE_STAGES)[number];
 
 /** Where the samples of one side go, and whether they are being collected. */
 export interface LineSamples {
-  readonly on: boolean;
+  collecting(): boolean;
   push(stage: LineStage, ms: number): void;
 }
 
@@ -44,7 +44,8 @@ export function watchTailSocket(socket: Socket, samples: LineSamples): void {
   /** When the batch now queued began, if it began while collecting. */
   let corkedAt: number | undefined;
   socket.cork = () => {
-    if (socket.writableCorked === 0) corkedAt = samples.on ? performance.now() : undefined;
+    if (socket.writableCorked === 0)
+      corkedAt = samples.collecting() ? performance.now() : undefined;
     cork();
   };
   socket.uncork = () => {
@@ -57,12 +58,12 @@ export function watchTailSocket(socket: Socket, samples: LineSamples): void {
     corkedAt = undefined;
     const flushing = performance.now();
     uncork();
-    if (!samples.on) return;
+    if (!samples.collecting()) return;
     samples.push('held', flushing - began);
     samples.push('write', performance.now() - flushing);
   };
   socket.write = (...args: unknown[]) => {
-    if (socket.writableCorked !== 0 || !samples.on) return write(...args);
+    if (socket.writableCorked !== 0 || !samples.collecting()) return write(...args);
     const writing = performance.now();
     const result = write(...args);
     samples.push('held', 0);
@@ -79,7 +80,7 @@ export function timedTake<Args extends unknown[], Result>(
   samples: LineSamples,
 ): (...args: Args) => Result {
   return (...args) => {
-    if (!samples.on) return take(...args);
+    if (!samples.collecting()) return take(...args);
     const taking = performance.now();
     const result = take(...args);
     samples.push('take', performance.now() - taking);

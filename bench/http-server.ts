@@ -15,15 +15,17 @@
  * to tell Redis's share apart.
  *
  * It makes one install through the public flow (`test/support/flow.ts`: propose, consent,
- * poll) in a build with no inference provider, so appends start no turns, and tells the
- * parent over IPC: `{ type: 'ready', app, bare, installKey }`. Then it answers, each with a
- * message of the same type (`ServerAnswer`): `cpu`, its CPU time so far in µs (and the kernel's part of it); `window`,
- * what its event loop and collector did since the previous `window` (a `Probe` window,
- * `server-probe.ts`), which the parent asks for around each measured run; `stages-start`
- * and `stages-stop`, the per-stage timings of appends between the two (`http-stages.ts`;
- * BENCH_STAGES=off leaves the stage hooks out altogether). On `{ type: 'stop' }` (or when
- * the parent goes) it closes everything, drops every key, schema and folder it made, and
- * exits, which also writes a `--cpu-prof` profile when the parent asked for one.
+ * poll) in a build with no inference provider, so appends run no turns (a message's turn
+ * driver finds no usable option and parks its session), and tells the parent over IPC:
+ * `{ type: 'ready', app, bare, installKey }`. Then it answers, each with a message of the
+ * same type (`ServerAnswer`): `cpu`, its CPU time so far in µs (and the kernel's part of
+ * it); `window`, what its event loop and collector did since the previous `window` (a
+ * `Probe` window, `server-probe.ts`), which the parent asks for around each measured
+ * run; `stages-start` and `stages-stop`, the per-stage timings of appends between the
+ * two (`http-stages.ts`; BENCH_STAGES=off leaves the stage hooks out altogether). On
+ * `{ type: 'stop' }` (or when the parent goes) it closes everything, drops every key,
+ * schema and folder it made, and exits, which also writes a `--cpu-prof` profile when the
+ * parent asked for one.
  */
 import { randomBytes } from 'node:crypto';
 import { mkdtemp, rm } from 'node:fs/promises';
@@ -155,7 +157,8 @@ async function start(): Promise<ServerReady> {
     consoleOidc: undefined,
     shutdown: shutdown.signal,
     sealKey: keys.secretsKey,
-    // The bench measures appends: a build with no inference provider starts no turns.
+    // The bench measures appends: in a build with no inference provider a message's turn
+    // driver parks its session instead of running a turn.
     providers: {},
     tailLimits: { ...TAIL_LIMITS, perCredential: TAIL_CAP, perSession: TAIL_CAP },
   });

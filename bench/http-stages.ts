@@ -46,9 +46,10 @@ import {
 } from './http-line-stages.ts';
 
 export const APPEND_STAGES = ['parse', 'validate', 'checks', 'store', 'handler', 'reply'] as const;
-export { LINE_STAGES };
 export type Stage = (typeof APPEND_STAGES)[number] | 'wake' | LineStage;
-export const STAGES: readonly Stage[] = [...APPEND_STAGES, 'wake', ...LINE_STAGES];
+/** The stages of the table of where a line goes. */
+export const DELIVERY_STAGES: readonly Stage[] = ['wake', ...LINE_STAGES];
+export const STAGES: readonly Stage[] = [...APPEND_STAGES, ...DELIVERY_STAGES];
 export type Side = 'ours' | 'bare';
 
 /** p50 and p99 of a stage, ms, and how many samples it was taken over. */
@@ -114,11 +115,8 @@ export class StageTimer {
   };
 
   #lineSamples(side: Side): LineSamples {
-    const on = () => this.#on;
     return {
-      get on() {
-        return on();
-      },
+      collecting: () => this.#on,
       push: (stage, ms) => {
         this.#samples[side][stage].push(ms);
       },
@@ -131,26 +129,22 @@ export class StageTimer {
    */
   hook(app: FastifyInstance, side: Side, url: string, tailUrl: string): void {
     app.addHook('onRequest', (request, _reply, done) => {
-      const route = request.routeOptions.url;
-      if (request.method === 'GET' && route === tailUrl) {
-        watchTailSocket(request.raw.socket, this.#lines[side]);
-      } else if (this.#on && request.method === 'POST' && route === url) {
+      // `routeOptions` is built anew on each read: an append that is not timed reads none.
+      if (request.method === 'GET') {
+        if (request.routeOptions.url === tailUrl) {
+          watchTailSocket(request.raw.socket, this.#lines[side]);
+        }
+      } else if (this.#on && request.method === 'POST' && request.routeOptions.url === url) {
         this.#stamps.set(request, { side, request: performance.now() });
       }
       done();
     });
-    const stamp = (name: 'validation' | 'preHandler') => (request: FastifyRequest) => {
-      const stamps = this.#stamps.get(request);
-      if (stamps !== undefined) stamps[name] = performance.now();
-    };
-    const validation = stamp('validation');
-    const preHandler = stamp('preHandler');
     app.addHook('preValidation', (request, _reply, done) => {
-      validation(request);
+      this.#stamp(request, 'validation');
       done();
     });
     app.addHook('preHandler', (request, _reply, done) => {
-      preHandler(request);
+      this.#stamp(request, 'preHandler');
       done();
     });
     app.addHook('onResponse', (request, _reply, done) => {
@@ -158,6 +152,11 @@ export class StageTimer {
       if (stamps !== undefined && this.#on) this.#record(stamps, performance.now());
       done();
     });
+  }
+
+  #stamp(request: FastifyRequest, name: 'validation' | 'preHandler'): void {
+    const stamps = this.#stamps.get(request);
+    if (stamps !== undefined) stamps[name] = performance.now();
   }
 
   /** `send`, a bare tail's write of a line, timed as its `take`. */

@@ -48,7 +48,7 @@ import { Redis } from 'ioredis';
 import { BenchServer } from './http-ipc.ts';
 import { LatencyPart, LOADS, pair, type LatencyRow } from './http-latency.ts';
 import { memoryRows, SESSIONS } from './http-memory.ts';
-import { APPEND_STAGES, LINE_STAGES } from './http-stages.ts';
+import { APPEND_STAGES, DELIVERY_STAGES } from './http-stages.ts';
 import { SECONDS, type BenchSession, type Transport } from './http-tails.ts';
 import { compareThroughput, CONNECTIONS, ROUND_SECONDS, ROUNDS } from './http-throughput.ts';
 import { flagsFrom } from './probed-service.ts';
@@ -225,7 +225,7 @@ if (latencyRows.some((row) => row.appendStages.length > 1)) {
   console.log('\nWhere a line goes, ms p50/p99, ours | bare, over the same runs');
   console.log(
     table(
-      ['row', 'wake', ...LINE_STAGES],
+      ['row', ...DELIVERY_STAGES],
       latencyRows.map((row) => [...row.lineStages]),
     ),
   );
