@@ -70,6 +70,23 @@ const FLOORS = { 1: 0.75, 100: 0.6 } as const;
 /** Bytes as KB with one decimal. */
 const kb = (bytes: number): string => (bytes / 1024).toFixed(1);
 
+/** One stage table: its title, a row per latency row, and the lines that name its stages. */
+function stageTable(
+  what: string,
+  stages: readonly string[],
+  rows: readonly (readonly string[])[],
+  legend: readonly string[],
+): void {
+  console.log(`\nWhere ${what} goes, ms p50/p99, ours | bare, over the same runs`);
+  console.log(
+    table(
+      ['row', ...stages],
+      rows.map((row) => [...row]),
+    ),
+  );
+  for (const line of legend) console.log(line);
+}
+
 const began = performance.now();
 console.log(`load average at start: ${loadAverage()}`);
 
@@ -212,26 +229,26 @@ if (batches.length > 0 || transports.length > 0) {
 }
 for (const line of memory?.notes ?? []) console.log(line);
 if (latencyRows.some((row) => row.appendStages.length > 1)) {
-  console.log('\nWhere an append goes, ms p50/p99, ours | bare, over the same runs');
-  console.log(
-    table(
-      ['row', ...APPEND_STAGES],
-      latencyRows.map((row) => [...row.appendStages]),
-    ),
+  stageTable(
+    'an append',
+    APPEND_STAGES,
+    latencyRows.map((row) => row.appendStages),
+    [
+      'parse: onRequest to preValidation (body); validate: to preHandler (schema);',
+      '  checks: handler start to the store call (token, filter, due mark); store: the',
+      '  log store append; handler: start to answer; reply: answer to onResponse',
+    ],
   );
-  console.log('parse: onRequest to preValidation (body); validate: to preHandler (schema);');
-  console.log('  checks: handler start to the store call (token, filter, due mark); store: the');
-  console.log('  log store append; handler: start to answer; reply: answer to onResponse');
-  console.log('\nWhere a line goes, ms p50/p99, ours | bare, over the same runs');
-  console.log(
-    table(
-      ['row', ...DELIVERY_STAGES],
-      latencyRows.map((row) => [...row.lineStages]),
-    ),
+  stageTable(
+    'a line',
+    DELIVERY_STAGES,
+    latencyRows.map((row) => row.lineStages),
+    [
+      "wake: the store's answer to its first tail's sight of the record; take: a tail",
+      '  taking a record (line, bytes, frame, queued); held: queued bytes waiting for',
+      "  their connection's write; write: that write's system call (per batch)",
+    ],
   );
-  console.log("wake: the store's answer to its first tail's sight of the record; take: a tail");
-  console.log('  taking a record (line, bytes, frame, queued); held: queued bytes waiting for');
-  console.log("  their connection's write; write: that write's system call (per batch)");
 }
 console.log(`load average at end: ${loadAverage()}`);
 console.log(`whole run: ${((performance.now() - began) / 1000).toFixed(1)} s`);
