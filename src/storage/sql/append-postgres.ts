@@ -1,11 +1,11 @@
 /**
- * Appending on PostgreSQL in one round trip: a group of batches, on
- * any streams, is one call of the `log_append` procedure (migration 003), which locks
- * each stream's row, checks the key, refuses an archived stream, mints cursors and `at`,
- * inserts, moves the head, commits, and then notifies the tails; it answers one outcome
- * per batch. This module only encodes the batches as JSON and decodes the answers. The
- * records of a landed batch are built here from what was sent and the first cursor and
- * `at` the procedure minted, so nothing is read back.
+ * Appending on PostgreSQL in one round trip: a group of batches, on any streams, is one
+ * call of the `log_append` procedure (migrations 003 and 006), which locks each stream's
+ * row, checks the key, refuses an archived stream, mints cursors and `at`, inserts, moves
+ * the head, commits, and then notifies the tails; it answers one outcome per batch. This
+ * module only encodes the batches as JSON and decodes the answers. The records of a
+ * landed batch are built here from what was sent and the first cursor and `at` the
+ * procedure minted, so nothing is read back.
  *
  * Failures: a deadlock or serialization failure rolled the records back and is retried,
  * as the driver does for its transactions (the procedure locks streams in one order, so
@@ -23,6 +23,7 @@ import { stamp } from './append-transaction.ts';
 import { int, type SqlDriver, type SqlRow } from './driver.ts';
 import type { ItemOutcome } from './group-runner.ts';
 import { toStored } from './log-reads.ts';
+import { recordTuple } from './record-tuples.ts';
 
 /** serialization_failure, deadlock_detected: the statement rolled back, try it again. */
 const RETRYABLE = new Set(['40001', '40P01']);
@@ -47,22 +48,14 @@ export function isolatesPostgres(error: unknown): boolean {
   return code !== undefined && ISOLATING.some((prefix) => code.startsWith(prefix));
 }
 
-/** The JSON the function takes: `{s, k, f, r: [[name, version, producer, to, idem, size, body]]}`. */
+/** The JSON the procedure takes: `{s, k, f, r: [record tuples]}` (`record-tuples.ts`). */
 function encode(batches: readonly AppendBatch[]): string {
   return JSON.stringify(
     batches.map((batch) => ({
       s: batch.stream,
       k: batch.key,
       f: batch.fingerprint,
-      r: batch.records.map((r) => [
-        r.kind.name,
-        r.kind.version,
-        r.producer,
-        r.to,
-        r.idem,
-        Buffer.byteLength(r.body),
-        r.body,
-      ]),
+      r: batch.records.map(recordTuple),
     })),
   );
 }

@@ -6,7 +6,8 @@
  * - PostgreSQL (here): the append's commit notifies `channel`, once per stream per group
  *   from the `log_append` procedure, or from the archive transaction. The payload names
  *   the stream and its new head, and carries the landed records when they fit (8000
- *   bytes, so nearly always). One dedicated client per store, and so per service
+ *   bytes, so nearly always); a process that follows no tail of the stream reads no
+ *   further than its name. One dedicated client per store, and so per service
  *   process, LISTENs and wakes the named stream's feed in memory (`wakeups.ts`), which
  *   takes the carried records without a read when they continue what it delivered, reads
  *   when they do not or were not carried, and does nothing when it already delivered up
@@ -19,9 +20,9 @@
 import pg from 'pg';
 import { Unavailable } from '../../errors.ts';
 import type { StoredRecord } from '../log-store.ts';
-import type { SqlQueryable, SqlRow } from './driver.ts';
-import { toStored } from './log-reads.ts';
+import type { SqlQueryable } from './driver.ts';
 import { clientConfig, type PostgresOptions } from './postgres-driver.ts';
+import { storedFromTuple } from './record-tuples.ts';
 import type { Wakeups } from './wakeups.ts';
 
 export interface LogSignals {
@@ -42,23 +43,57 @@ export interface LogSignals {
 
 const RECONNECT_MS = { first: 100, max: 5000 };
 
-/** The records a notification carries: `{"head", "stream", "records": [rows]}`. */
+/**
+ * The records a notification of `log_append` carries (migration 006): `{"h": head, "s":
+ * stream, "a": at, "r": [record tuples]}`, the stream's landed records ending at `head`.
+ */
 function carried(payload: string): { stream: string; head: number; records: StoredRecord[] } {
-  const { head, stream, records } = JSON.parse(payload) as Record<string, unknown>;
-  if (typeof head !== 'number' || typeof stream !== 'string' || !Array.isArray(records)) {
-    throw new TypeError('a notification without head, stream and records');
+  const { h: head, s: stream, a: at, r: tuples } = JSON.parse(payload) as Record<string, unknown>;
+  if (
+    typeof head !== 'number' ||
+    !Number.isSafeInteger(head) ||
+    typeof stream !== 'string' ||
+    typeof at !== 'number' ||
+    !Array.isArray(tuples)
+  ) {
+    throw new TypeError('a notification without head, stream, at and records');
   }
-  return { stream, head, records: (records as SqlRow[]).map(toStored) };
+  const first = head - tuples.length + 1;
+  return {
+    stream,
+    head,
+    records: tuples.map((tuple, index) => storedFromTuple(stream, first + index, at, tuple)),
+  };
 }
 
 /**
- * Wakes the stream a notification names: `{"head", "stream", "records"}` when the
- * records fit in it, else `'<head> <stream>'`. A payload of neither form (another
- * version of the service) still wakes its stream, which then reads unconditionally; one
- * that cannot be read at all wakes every stream.
+ * The stream a carrying notification names, read off its start as PostgreSQL's
+ * `json_build_object` writes it (`{"h" : 12, "s" : "name", …`), or undefined when it
+ * does not start so. Every process hears every append's notification; this spares one
+ * that follows no tail of the stream from parsing the records.
+ */
+const HEADER = /^\{"h" : \d+, "s" : ("(?:[^"\\]|\\.)*")/;
+
+function streamNamed(payload: string): string | undefined {
+  const quoted = HEADER.exec(payload)?.[1];
+  if (quoted === undefined) return undefined;
+  try {
+    return JSON.parse(quoted) as string;
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * Wakes the stream a notification names: `{"h", "s", "a", "r"}` when the records fit in
+ * it, else `'<head> <stream>'`. A payload of neither form (another version of the
+ * service) still wakes its stream, which then reads unconditionally; one that cannot be
+ * read at all wakes every stream.
  */
 function wake(wakeups: Wakeups, payload: string): void {
   if (payload.startsWith('{')) {
+    const named = streamNamed(payload);
+    if (named !== undefined && !wakeups.follows(named)) return;
     let told: ReturnType<typeof carried>;
     try {
       told = carried(payload);

@@ -66,6 +66,11 @@ export class Wakeups {
     for (const stream of [...this.#streams.keys()]) this.wake(stream);
   }
 
+  /** Whether anything here listens to `stream`'s wakes. */
+  follows(stream: string): boolean {
+    return this.#streams.has(stream);
+  }
+
   /** The streams followed now, for a watcher that asks their heads (`sqlite-watch.ts`). */
   followed(): string[] {
     return [...this.#streams.keys()];

@@ -165,4 +165,49 @@ describe('postgres appends', () => {
     abort.abort();
     await done;
   });
+
+  it('carries the records of keyed appends and of several batches of one session in one call', async () => {
+    const reader = await engine().open();
+    const writer = (await engine().open()).store;
+    // A name whose JSON needs escapes: the listener reads it before the records.
+    const stream = `odd "name" \\ ü 日本 ${streamId()}`;
+    const seen: StoredRecord[] = [];
+    const abort = new AbortController();
+    const done = (async () => {
+      for await (const record of reader.store.tail(stream, { from: 1, signal: abort.signal })) {
+        seen.push(record);
+      }
+    })();
+    const first = await writer.append(oneOff(stream, [pendingRecord('first')]));
+    await eventually(5000, () => seen.length === 1, 'the first record');
+    await sleep(50);
+    const before = reader.queries();
+    const keyed = (text: string) => ({
+      stream,
+      records: [pendingRecord(text)],
+      key: text,
+      fingerprint: text,
+    });
+    const results = [
+      first,
+      await writer.append(keyed('keyed')),
+      // Submitted together, so one call lands both: unkeyed, then a key among them.
+      ...(await Promise.all([
+        writer.append(oneOff(stream, [pendingRecord('a1'), pendingRecord('a2')])),
+        writer.append(oneOff(stream, [pendingRecord('b')])),
+      ])),
+      ...(await Promise.all([
+        writer.append(keyed('c')),
+        writer.append(oneOff(stream, [pendingRecord('d')])),
+      ])),
+    ];
+    const landed = results.flatMap((result) => result.records);
+    expect(cursorsOf(landed)).toEqual(range(1, 7));
+    await eventually(5000, () => seen.length === landed.length, 'every record');
+    expect(reader.queries() - before).toBe(0);
+    expect(seen).toEqual(landed);
+    expect(await writer.read(stream, { from: 1 })).toEqual(landed);
+    abort.abort();
+    await done;
+  });
 });
