@@ -10,7 +10,7 @@
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { systemClock } from '../../../src/clock.ts';
+import { systemClock, type Clock } from '../../../src/clock.ts';
 import type { LogStore } from '../../../src/storage/log-store.ts';
 import type { SqlDriver } from '../../../src/storage/sql/driver.ts';
 import { migrate } from '../../../src/storage/sql/migrate.ts';
@@ -32,10 +32,16 @@ export interface CountedStore {
   readonly statements: () => number;
 }
 
+export interface OpenOptions {
+  readonly tailBuffer?: number;
+  /** The clock that stamps `at`; the system's by default. */
+  readonly clock?: Clock;
+}
+
 export interface CountedEngine {
   readonly name: 'sqlite' | 'postgres';
   /** A new instance on the engine's one file or schema. */
-  open(options?: { readonly tailBuffer?: number }): Promise<CountedStore>;
+  open(options?: OpenOptions): Promise<CountedStore>;
   /** Closes every opened instance and drops the file or schema. */
   cleanup(): Promise<void>;
 }
@@ -70,7 +76,7 @@ async function assemble(
   opened: LogStore[],
   raw: SqlDriver,
   signalsFor: (driver: SqlDriver, wakeups: Wakeups) => Promise<LogSignals>,
-  tailBuffer: number | undefined,
+  { tailBuffer, clock = systemClock }: OpenOptions,
 ): Promise<CountedStore> {
   await migrate(raw, systemClock.now());
   const { driver, counts } = counting(raw);
@@ -81,7 +87,7 @@ async function assemble(
     driver,
     wakeups,
     signals,
-    clock: systemClock,
+    clock,
     ...(tailBuffer === undefined ? {} : { tailBuffer }),
   });
   opened.push(store);
@@ -104,7 +110,7 @@ export async function sqliteEngine(): Promise<CountedEngine> {
         opened,
         openSqliteDriver(file),
         (driver, wakeups) => Promise.resolve(watchSqlite(driver, wakeups, file)),
-        options.tailBuffer,
+        options,
       ),
     cleanup: async () => {
       await Promise.all(opened.map((store) => store.close()));
@@ -123,7 +129,7 @@ export async function postgresEngine(): Promise<CountedEngine> {
         opened,
         openPostgresDriver({ url, schema }),
         (_, wakeups) => listenPostgres({ url, schema }, wakeups),
-        options.tailBuffer,
+        options,
       ),
     cleanup: async () => {
       await Promise.all(opened.map((store) => store.close()));

@@ -1,15 +1,18 @@
 /**
- * How the SQL log store writes appends. On both engines, appends to
- * many sessions submitted together go in one write, and each batch of a group is still
- * answered on its own. On PostgreSQL an append is one statement, two instances writing
- * the same sessions in opposite orders never deadlock, and the tails of another instance
- * take the records from the notification without reading them.
+ * How the SQL log store writes appends. On both engines, appends to many sessions
+ * submitted together go in one write, each batch of a group is still answered on its
+ * own, and `at` never goes back along a session, whatever the clock or a replay does. On
+ * PostgreSQL an append is one statement, two instances writing the same sessions in
+ * opposite orders never deadlock, and the tails of another instance take the records
+ * from the notification without reading them, on every way an append lands.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { ManualClock } from '../../../src/clock.ts';
 import type { StoredRecord } from '../../../src/storage/log-store.ts';
 import {
   cursorsOf,
   eventually,
+  expectConflict,
   oneOff,
   pendingRecord,
   range,
@@ -102,6 +105,32 @@ describe.each([
     expect(await store.head(later)).toEqual({ head: 2, archived: false });
     expect(await store.head(keyed)).toEqual({ head: 1, archived: false });
     expect(await store.head(archived)).toEqual({ head: 2, archived: true });
+  });
+
+  it('keeps `at` from going back, and moves nothing with a call that only replays', async () => {
+    const clock = new ManualClock(1_000);
+    const { store } = await engine().open({ clock });
+    const stream = streamId();
+    await store.append(oneOff(stream, [pendingRecord('opened')]));
+    const keyed = { stream, records: [pendingRecord('k')], key: 'k1', fingerprint: 'f1' };
+    const held = await store.append(keyed);
+    clock.set(5_000);
+    expect(await store.append(keyed)).toEqual({ outcome: 'replayed', records: held.records });
+    await expectConflict(
+      () => store.append({ ...keyed, fingerprint: 'f2' }),
+      'idempotency_conflict',
+    );
+    expect(await store.head(stream)).toEqual({ head: 2, archived: false });
+    // The clock steps back: `at` holds at the last landed record's, not the replay's.
+    clock.set(500);
+    const stepped = await store.append(oneOff(stream, [pendingRecord('stepped')]));
+    clock.set(2_000);
+    const later = await store.append({ ...keyed, key: 'k2', records: [pendingRecord('l')] });
+    expect([...stepped.records, ...later.records].map((r) => r.envelope)).toMatchObject([
+      { cursor: 3, at: 1_000 },
+      { cursor: 4, at: 2_000 },
+    ]);
+    expect(cursorsOf(await store.read(stream, { from: 1 }))).toEqual(range(1, 4));
   });
 });
 
