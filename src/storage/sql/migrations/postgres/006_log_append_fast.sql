@@ -1,8 +1,8 @@
 -- `log_append` (migration 003) again, with the same arguments, answers and locking
 -- order, doing less on the server for each stream of a call:
--- - A stream whose batches carry no idempotency key, as most appends do, is locked,
---   checked for archiving and moved to its new head by one UPDATE; then its records are
---   inserted. Where 003 ran a SELECT … FOR UPDATE (which writes the row's lock to the
+-- - A stream whose batches carry no idempotency key (a plain writer of the log; the
+--   service keys every batch it lands) is locked, checked for archiving and moved to its
+--   new head by one UPDATE; then its records are inserted. Where 003 ran a SELECT … FOR UPDATE (which writes the row's lock to the
 --   WAL), the INSERT and a second UPDATE. A stream with a key among its batches, a new
 --   stream and an archived one (the UPDATE finds no row it may move) go the way 003 did.
 --   A concurrent archive is seen either way: the UPDATE waits for the row, then
