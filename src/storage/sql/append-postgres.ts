@@ -19,10 +19,9 @@ import pg from 'pg';
 import type { Clock } from '../../clock.ts';
 import { refusalError } from '../outcomes.ts';
 import type { AppendBatch, AppendResult } from '../log-store.ts';
-import { stamp } from './append-transaction.ts';
 import { int, type SqlDriver, type SqlRow } from './driver.ts';
 import type { ItemOutcome } from './group-runner.ts';
-import { toStored } from './log-reads.ts';
+import { stamp, toStored } from './log-reads.ts';
 import { recordTuple } from './record-tuples.ts';
 
 /** serialization_failure, deadlock_detected: the statement rolled back, try it again. */

@@ -20,7 +20,7 @@ import { refusalError } from '../outcomes.ts';
 import type { AppendBatch, AppendResult, PendingRecord, StoredRecord } from '../log-store.ts';
 import { int, text, valuesList, type SqlDriver, type SqlQueryable } from './driver.ts';
 import type { ItemOutcome } from './group-runner.ts';
-import { COLUMNS, readRange } from './log-reads.ts';
+import { COLUMNS, readRange, stamp } from './log-reads.ts';
 import type { LogSignals } from './signals.ts';
 
 /** Rows per INSERT: 100 records (the request bound, decisions row 87) in one statement. */
@@ -180,29 +180,4 @@ export class TransactionAppender {
     }
     return records;
   }
-}
-
-/** The stored form of `pending` landing at `first …` with one `at`. */
-export function stamp(
-  stream: string,
-  first: number,
-  at: number,
-  pending: readonly PendingRecord[],
-): StoredRecord[] {
-  return pending.map((record, i): StoredRecord => {
-    const { body } = record;
-    return {
-      envelope: {
-        at,
-        cursor: first + i,
-        idem: record.idem,
-        kind: { name: record.kind.name, version: record.kind.version },
-        producer: record.producer,
-        size: Buffer.byteLength(body),
-        stream,
-        to: record.to,
-      },
-      body,
-    };
-  });
 }

@@ -6,8 +6,11 @@
  * stream's head and final cursor, in one statement and so at one snapshot on both
  * engines. One query thus tells a tail both what to yield and whether it has caught up
  * or reached the archiving record; it never needs a second query for the head.
+ *
+ * A record that just landed is not read back: `stamp` makes its stored form from what
+ * was appended and the cursor and `at` minted for it.
  */
-import type { ReadRange, StoredRecord } from '../log-store.ts';
+import type { PendingRecord, ReadRange, StoredRecord } from '../log-store.ts';
 import { int, text, textOrNull, type SqlQueryable, type SqlRow } from './driver.ts';
 
 /** One read of a stream: its records from a cursor on, and the stream row at the same snapshot. */
@@ -42,6 +45,31 @@ export function toStored(row: SqlRow): StoredRecord {
     },
     body: text(row, 'body'),
   };
+}
+
+/** The stored form of `pending` landing at `first …` with one `at`. */
+export function stamp(
+  stream: string,
+  first: number,
+  at: number,
+  pending: readonly PendingRecord[],
+): StoredRecord[] {
+  return pending.map((record, i): StoredRecord => {
+    const { body } = record;
+    return {
+      envelope: {
+        at,
+        cursor: first + i,
+        idem: record.idem,
+        kind: { name: record.kind.name, version: record.kind.version },
+        producer: record.producer,
+        size: Buffer.byteLength(body),
+        stream,
+        to: record.to,
+      },
+      body,
+    };
+  });
 }
 
 /** The records of a cursor range, in cursor order. */

@@ -2,9 +2,10 @@
  * A record as the `log_append` procedure takes it and, after it landed, as the procedure's
  * notification gives it back (migration 006): `[kind_name, kind_version, producer, to,
  * idem, size, body]`. A notification adds what the procedure minted once for all the
- * records it carries of a stream: their `at` and the head they end at.
+ * records it carries of a stream, their `at` and the head they end at, from which the
+ * listener stamps them as an append does (`stamp`, `append-transaction.ts`).
  */
-import type { PendingRecord, StoredRecord } from '../log-store.ts';
+import type { PendingRecord } from '../log-store.ts';
 
 export type RecordTuple = readonly [
   string,
@@ -45,17 +46,9 @@ function isRecordTuple(value: unknown): value is RecordTuple {
   );
 }
 
-/** The landed record a tuple stands for; throws a TypeError for anything else. */
-export function storedFromTuple(
-  stream: string,
-  cursor: number,
-  at: number,
-  tuple: unknown,
-): StoredRecord {
+/** The record a tuple stands for; throws a TypeError for anything else. */
+export function pendingFromTuple(tuple: unknown): PendingRecord {
   if (!isRecordTuple(tuple)) throw new TypeError('a record tuple of another shape');
-  const [name, version, producer, to, idem, size, body] = tuple;
-  return {
-    envelope: { at, cursor, idem, kind: { name, version }, producer, size, stream, to },
-    body,
-  };
+  const [name, version, producer, to, idem, , body] = tuple;
+  return { kind: { name, version }, producer, to, idem, body };
 }

@@ -21,8 +21,9 @@ import pg from 'pg';
 import { Unavailable } from '../../errors.ts';
 import type { StoredRecord } from '../log-store.ts';
 import type { SqlQueryable } from './driver.ts';
+import { stamp } from './log-reads.ts';
 import { clientConfig, type PostgresOptions } from './postgres-driver.ts';
-import { storedFromTuple } from './record-tuples.ts';
+import { pendingFromTuple } from './record-tuples.ts';
 import type { Wakeups } from './wakeups.ts';
 
 export interface LogSignals {
@@ -59,11 +60,7 @@ function carried(payload: string): { stream: string; head: number; records: Stor
     throw new TypeError('a notification without head, stream, at and records');
   }
   const first = head - tuples.length + 1;
-  return {
-    stream,
-    head,
-    records: tuples.map((tuple, index) => storedFromTuple(stream, first + index, at, tuple)),
-  };
+  return { stream, head, records: stamp(stream, first, at, tuples.map(pendingFromTuple)) };
 }
 
 /**
